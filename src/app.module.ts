@@ -1,0 +1,91 @@
+import { DynamicModule, Module, OnApplicationShutdown, Inject, Provider, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { AuthGuard } from './common/auth/auth.guard.js';
+import { AuthStrategy } from './common/auth/identity.js';
+import { NoAuthStrategy } from './common/auth/noauth.strategy.js';
+import { readTokensFile, TokensStrategy } from './common/auth/tokens.strategy.js';
+import { Clock } from './common/clock.js';
+import { ErrorFilter } from './common/error.filter.js';
+import { InvalidInput } from './common/errors.js';
+import { VersionsController } from './common/versions.controller.js';
+import { ConfigModule } from './config/config.module.js';
+import type { Config } from './config/config.js';
+import type { Database } from './database/data-source.js';
+import { EventsModule } from './events/events.module.js';
+import { LeasesModule } from './leases/leases.module.js';
+import { PluginsModule } from './plugins/plugins.module.js';
+import { RESOURCE_PLUGINS, type ResourcePlugin } from './plugins/resource-plugin.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  /** Resource plugins on offer; PLUGINS picks the enabled ones. */
+  plugins: ResourcePlugin[];
+}
+
+const DATABASE = Symbol('DATABASE');
+
+function authStrategy(config: Config): AuthStrategy {
+  if (config.authStrategy === 'tokens') {
+    return new TokensStrategy(readTokensFile(config.authTokensFile as string));
+  }
+  return new NoAuthStrategy();
+}
+
+/** Blazar-style 400 for DTO validation failures. */
+export const validationPipe = new ValidationPipe({
+  transform: true,
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  exceptionFactory: (errors) =>
+    new InvalidInput(
+      errors
+        .flatMap((e) => Object.values(e.constraints ?? {}))
+        .map((m) => m.replace(/^property (\S+) should not exist$/, 'Unknown parameter $1'))
+        .join('; '),
+    ),
+});
+
+/** Closes the database after everything else has shut down. */
+class DatabaseCloser implements OnApplicationShutdown {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.database.close();
+  }
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(options: AppOptions): DynamicModule {
+    const globals: Provider[] = [
+      { provide: DATABASE, useValue: options.database },
+      { provide: DataSource, useValue: options.database.dataSource },
+      { provide: Clock, useValue: options.clock },
+      { provide: AuthStrategy, useValue: authStrategy(options.config) },
+      { provide: RESOURCE_PLUGINS, useValue: options.plugins },
+      DatabaseCloser,
+    ];
+    return {
+      module: AppModule,
+      global: true,
+      imports: [
+        ConfigModule.forRoot(options.config),
+        ScheduleModule.forRoot(),
+        PluginsModule,
+        LeasesModule,
+        EventsModule,
+      ],
+      controllers: [VersionsController],
+      providers: [
+        ...globals,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ErrorFilter },
+        { provide: APP_PIPE, useValue: validationPipe },
+      ],
+      exports: globals,
+    };
+  }
+}

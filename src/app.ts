@@ -1,0 +1,39 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module.js';
+import { Clock, SystemClock } from './common/clock.js';
+import { httpMiddleware } from './common/http-middleware.js';
+import { JsonLogger } from './common/json-logger.js';
+import type { Config } from './config/config.js';
+import { migrate, openDatabase } from './database/data-source.js';
+import { availablePlugins } from './plugins/available.js';
+import type { ResourcePlugin } from './plugins/resource-plugin.js';
+
+export interface BuildOptions {
+  clock?: Clock;
+  plugins?: ResourcePlugin[];
+  logger?: JsonLogger | false;
+}
+
+/** Opens the database, runs migrations and builds the Nest application (not listening). */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<INestApplication> {
+  const database = await openDatabase(config);
+  try {
+    await migrate(database.dataSource);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const clock = options.clock ?? new SystemClock();
+  const plugins = options.plugins ?? availablePlugins();
+  const logger = options.logger ?? new JsonLogger(config.logLevel);
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot({ config, database, clock, plugins }),
+    { logger: logger === false ? false : logger, abortOnError: false },
+  );
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(httpMiddleware);
+  return app;
+}

@@ -1,0 +1,23 @@
+/** Who is calling: resolved once per request by the auth strategy. */
+export interface Identity {
+  userId: string;
+  projectId: string;
+  roles: string[];
+  isAdmin: boolean;
+}
+
+export function makeIdentity(userId: string, projectId: string, roles: string[]): Identity {
+  return { userId, projectId, roles, isAdmin: roles.includes('admin') };
+}
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+export function header(headers: Headers, name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Turns request headers into an identity, or throws Unauthorized. */
+export abstract class AuthStrategy {
+  abstract authenticate(headers: Headers): Promise<Identity>;
+}

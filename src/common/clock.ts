@@ -1,0 +1,28 @@
+/** The source of "now". Tests inject a FakeClock and move time instead of sleeping. */
+export abstract class Clock {
+  abstract now(): Date;
+}
+
+export class SystemClock extends Clock {
+  now(): Date {
+    return new Date();
+  }
+}
+
+export class FakeClock extends Clock {
+  constructor(private current = new Date('2030-01-01T00:00:00Z')) {
+    super();
+  }
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  set(date: Date): void {
+    this.current = new Date(date);
+  }
+
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}

@@ -1,0 +1,75 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { ClimateError } from './errors.js';
+
+const HTTP_NAMES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  412: 'PreconditionFailed',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+};
+
+interface ErrorBody {
+  error_code: number;
+  error_message: string;
+  error_name: string;
+}
+
+function httpMessage(error: HttpException): string {
+  const response = error.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : error.message;
+}
+
+/** Maps every error to Blazar's body; 4xx logged at warn, 5xx at error with the stack. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('http');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const body = this.toBody(error);
+    if (body.error_code >= 500) {
+      this.logger.error(error instanceof Error ? error : String(error));
+    } else {
+      this.logger.warn({ msg: body.error_message, status: body.error_code, name: body.error_name });
+    }
+    if (!res.headersSent) res.status(body.error_code).json(body);
+  }
+
+  private toBody(error: unknown): ErrorBody {
+    if (error instanceof ClimateError) {
+      return { error_code: error.status, error_message: error.message, error_name: error.errorName };
+    }
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      if (status < 500) {
+        const name = HTTP_NAMES[status] ?? 'HttpError';
+        return { error_code: status, error_message: httpMessage(error), error_name: name };
+      }
+    }
+    if (isBodyParserError(error)) {
+      return { error_code: 400, error_message: 'Malformed JSON body', error_name: 'BadRequest' };
+    }
+    return {
+      error_code: 500,
+      error_message: 'Internal Server Error',
+      error_name: 'INTERNAL_SERVER_ERROR',
+    };
+  }
+}
+
+function isBodyParserError(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { type?: string }).type === 'entity.parse.failed'
+  );
+}

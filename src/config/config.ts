@@ -1,0 +1,123 @@
+/** The service's settings, read once from the environment and validated as a whole. */
+export type Role = 'api' | 'manager' | 'all';
+export type AuthStrategy = 'noauth' | 'tokens';
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export interface Config {
+  databaseUrl: string | null;
+  dataDir: string;
+  host: string;
+  port: number;
+  role: Role;
+  authStrategy: AuthStrategy;
+  authTokensFile: string | null;
+  eventPollMs: number;
+  eventMaxAttempts: number;
+  eventClaimTtlMs: number;
+  eventConcurrency: number;
+  pluginTimeoutMs: number;
+  /** Poll on a timer; tests turn it off and call tick() themselves. */
+  managerTimer: boolean;
+  minutesBeforeEndLease: number;
+  plugins: string[];
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(
+      `Invalid configuration; fix these environment variables and start again:\n` +
+        problems.map((p) => `  - ${p}`).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  text(name: string, fallback: string): string {
+    const value = this.env[name];
+    return value === undefined || value === '' ? fallback : value;
+  }
+
+  optional(name: string): string | null {
+    const value = this.env[name];
+    return value === undefined || value === '' ? null : value;
+  }
+
+  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
+      this.problems.push(`${name}=${raw}: must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!allowed.includes(raw as T)) {
+      this.problems.push(`${name}=${raw}: must be one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return raw as T;
+  }
+
+  list(name: string, fallback: string[]): string[] {
+    const raw = this.env[name];
+    if (raw === undefined) return fallback;
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  }
+}
+
+function checkDatabaseUrl(url: string | null, problems: string[]): void {
+  if (url === null) return;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      problems.push(`DATABASE_URL: must start with postgres:// or postgresql://`);
+    }
+  } catch {
+    problems.push(`DATABASE_URL: not a valid URL`);
+  }
+}
+
+/** Reads every setting; throws one ConfigError that names every bad variable. */
+export function loadConfig(env: Env): Config {
+  const r = new Reader(env);
+  const config: Config = {
+    databaseUrl: r.optional('DATABASE_URL'),
+    dataDir: r.text('DATA_DIR', './data'),
+    host: r.text('HOST', '127.0.0.1'),
+    port: r.int('PORT', 1234, 0, 65535),
+    role: r.oneOf('ROLE', 'all', ['api', 'manager', 'all'] as const),
+    authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens'] as const),
+    authTokensFile: r.optional('AUTH_TOKENS_FILE'),
+    eventPollMs: r.int('EVENT_POLL_MS', 1000, 10, 3_600_000),
+    eventMaxAttempts: r.int('EVENT_MAX_ATTEMPTS', 5, 1, 100),
+    eventClaimTtlMs: r.int('EVENT_CLAIM_TTL_MS', 300_000, 1000, 86_400_000),
+    eventConcurrency: r.int('EVENT_CONCURRENCY', 16, 1, 1000),
+    pluginTimeoutMs: r.int('PLUGIN_TIMEOUT_MS', 600_000, 100, 86_400_000),
+    managerTimer: true,
+    minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
+    plugins: r.list('PLUGINS', []),
+    logLevel: r.oneOf('LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
+  };
+  const problems = r.problems;
+  checkDatabaseUrl(config.databaseUrl, problems);
+  if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
+    problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,27 @@
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+
+/** serialization_failure and deadlock_detected: the whole unit of work may be retried. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export function pgCode(error: unknown): string | undefined {
+  if (error instanceof QueryFailedError) {
+    return (error.driverError as { code?: string } | undefined)?.code;
+  }
+  return undefined;
+}
+
+/** Runs `fn` in one transaction; retries the whole unit on serialization failures. */
+export async function withTransaction<T>(
+  dataSource: DataSource,
+  fn: (tx: EntityManager) => Promise<T>,
+  attempts = 5,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await dataSource.transaction(fn);
+    } catch (error) {
+      if (attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+    }
+  }
+}

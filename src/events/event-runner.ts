@@ -1,0 +1,154 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { withTransaction } from '../database/transaction.js';
+import { Lease } from '../leases/entities/lease.entity.js';
+import { deriveStableStatus, LeaseStatus } from '../leases/lease-status.js';
+import { LeasesRepository } from '../leases/leases.repository.js';
+import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { ReservationActions } from '../reservations/reservation-actions.js';
+import type { LeaseEvent } from './entities/lease-event.entity.js';
+import { retryDelayMs, type EventType } from './event-status.js';
+import { ClaimLost, EventsRepository } from './events.repository.js';
+
+/** The lease is not in a state where this event can run yet; try again later. */
+class NotReady extends Error {}
+
+interface Step {
+  /** Statuses the lease may be in for the event to run (the last one: resumed after a crash). */
+  from: LeaseStatus[];
+  /** Set while the action runs. */
+  during: LeaseStatus | null;
+  /** Lease statuses in which there is nothing left to do. */
+  skip: LeaseStatus[];
+}
+
+const STEPS: Record<EventType, Step> = {
+  start_lease: { from: ['PENDING', 'STARTING'], during: 'STARTING', skip: [] },
+  end_lease: { from: ['ACTIVE', 'ERROR', 'TERMINATING'], during: 'TERMINATING', skip: [] },
+  before_end_lease: { from: ['ACTIVE'], during: null, skip: ['TERMINATED', 'ERROR'] },
+};
+
+/** Runs one claimed event: the lease's transition, the plugins' actions, the outcome. */
+@Injectable()
+export class EventRunner {
+  private readonly logger = new Logger('manager');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: EventsRepository,
+    private readonly leases: LeasesRepository,
+    private readonly actions: ReservationActions,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async run(event: LeaseEvent, owner: string): Promise<void> {
+    let previous: LeaseStatus | null = null;
+    try {
+      const begun = await this.begin(event);
+      if (begun === null) return this.complete(event, owner);
+      previous = begun.previous;
+      await this.act(event.eventType, begun.lease, begun.reservations);
+      await this.complete(event, owner);
+    } catch (error) {
+      if (error instanceof ClaimLost) {
+        this.logger.warn({ msg: 'claim lost; another manager finished the event', event_id: event.id });
+        return;
+      }
+      await this.fail(event, owner, previous, error);
+    }
+  }
+
+  /** Checks and sets the lease's transitional status; null when there is nothing to do. */
+  private async begin(
+    event: LeaseEvent,
+  ): Promise<{ lease: Lease; reservations: Reservation[]; previous: LeaseStatus } | null> {
+    return withTransaction(this.dataSource, async (tx) => {
+      const lease = await this.leases.lock(tx, event.leaseId);
+      if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
+      const step = STEPS[event.eventType];
+      if (step.skip.includes(lease.status)) return null;
+      if (!step.from.includes(lease.status)) {
+        throw new NotReady(`lease is ${lease.status}, not ready for ${event.eventType}`);
+      }
+      const previous = lease.status;
+      if (step.during !== null && lease.status !== step.during) {
+        lease.status = step.during;
+        await tx.update(Lease, { id: lease.id }, { status: lease.status, updatedAt: this.clock.now() });
+      }
+      const { reservations } = await this.leases.parts(tx, lease);
+      return { lease, reservations, previous };
+    });
+  }
+
+  private async act(type: EventType, lease: Lease, reservations: Reservation[]): Promise<void> {
+    if (type === 'start_lease') await this.actions.start(lease, reservations);
+    else if (type === 'end_lease') await this.actions.end(lease, reservations);
+    else await this.actions.beforeEnd(lease, reservations);
+  }
+
+  /** Marks the event DONE and settles the lease in the status its parts now derive. */
+  private async complete(event: LeaseEvent, owner: string): Promise<void> {
+    await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const lease = await this.leases.lock(tx, event.leaseId);
+      if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
+      await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
+      if (event.eventType === 'before_end_lease') return;
+      const parts = await this.leases.parts(tx, lease);
+      const status = deriveStableStatus({
+        reservations: parts.reservations.map((r) => r.status),
+        startEvent: parts.events.find((e) => e.eventType === 'start_lease')?.status ?? 'DONE',
+        endEvent: parts.events.find((e) => e.eventType === 'end_lease')?.status ?? 'UNDONE',
+      });
+      await tx.update(Lease, { id: lease.id }, { status, updatedAt: now });
+      this.logger.log({ msg: `${event.eventType} done`, lease_id: lease.id, status });
+    });
+  }
+
+  /**
+   * A failed attempt: retried with backoff while attempts remain, the lease back in the
+   * status it had; then ERROR, with the reason on the event and the lease in ERROR.
+   */
+  private async fail(
+    event: LeaseEvent,
+    owner: string,
+    previous: LeaseStatus | null,
+    error: unknown,
+  ): Promise<void> {
+    const reason = error instanceof Error ? error.message : String(error);
+    const final = event.attempts >= this.config.eventMaxAttempts;
+    const now = this.clock.now();
+    try {
+      await withTransaction(this.dataSource, async (tx) => {
+        const lease = await this.leases.lock(tx, event.leaseId);
+        if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
+        if (!final) {
+          const retryAt = new Date(now.getTime() + retryDelayMs(event.attempts, this.config.eventPollMs));
+          await this.events.finish(tx, event, owner, { status: 'UNDONE', error: reason, retryAt }, now);
+          if (previous !== null && previous !== lease.status) {
+            await tx.update(Lease, { id: lease.id }, { status: previous, updatedAt: now });
+          }
+          return;
+        }
+        await this.events.finish(tx, event, owner, { status: 'ERROR', error: reason }, now);
+        const unfinished = event.eventType === 'start_lease' ? ['pending'] : ['active', 'pending'];
+        if (event.eventType !== 'before_end_lease') {
+          const { reservations } = await this.leases.parts(tx, lease);
+          const ids = reservations.filter((r) => unfinished.includes(r.status)).map((r) => r.id);
+          for (const id of ids) await tx.update(Reservation, { id }, { status: 'error', updatedAt: now });
+        }
+        await tx.update(Lease, { id: lease.id }, { status: 'ERROR', updatedAt: now });
+      });
+      const log = { event_id: event.id, lease_id: event.leaseId, attempt: event.attempts, reason };
+      if (final) this.logger.error({ msg: `${event.eventType} failed for good`, ...log });
+      else this.logger.warn({ msg: `${event.eventType} failed; will retry`, ...log });
+    } catch (inner) {
+      if (inner instanceof ClaimLost) return;
+      throw inner;
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import type { LeaseEvent } from './entities/lease-event.entity.js';
+import { EventRunner } from './event-runner.js';
+import { EventsRepository } from './events.repository.js';
+
+const TIMER = 'climate-manager';
+
+/**
+ * Polls for due events and runs them. Many replicas may run against one database: events
+ * are claimed with SKIP LOCKED and a claim expiry that is renewed while the action runs,
+ * so a replica that dies leaves work that another takes over.
+ */
+@Injectable()
+export class ManagerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly logger = new Logger('manager');
+  private readonly running = new Set<Promise<void>>();
+  private ticking = false;
+  private stopped = false;
+
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly runner: EventRunner,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.role === 'api' || !this.config.managerTimer) return;
+    const timer = setInterval(() => void this.tick(), this.config.eventPollMs);
+    this.scheduler.addInterval(TIMER, timer);
+    this.logger.log({ msg: 'manager started', owner: this.owner, poll_ms: this.config.eventPollMs });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
+    // Bounded wait for running work; what is cut off is retaken when its claim expires.
+    await Promise.race([this.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+  }
+
+  /**
+   * One poll: claims what fits in the free concurrency and starts it without waiting, so
+   * a slow action never holds up other leases. Ends run before starts of the same batch,
+   * so back-to-back leases hand a host over cleanly. Returns how many events it claimed.
+   */
+  async tick(): Promise<number> {
+    if (this.ticking || this.stopped) return 0;
+    this.ticking = true;
+    try {
+      const free = this.config.eventConcurrency - this.running.size;
+      const claimed = await this.events.claimDue(
+        this.clock.now(),
+        this.owner,
+        this.config.eventClaimTtlMs,
+        free,
+      );
+      if (claimed.length > 0) this.launch(claimed);
+      return claimed.length;
+    } catch (error) {
+      this.logger.error(error instanceof Error ? error : String(error));
+      return 0;
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Waits until every event this replica started has finished. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private launch(claimed: LeaseEvent[]): void {
+    const ends = claimed.filter((e) => e.eventType !== 'start_lease').map((e) => this.track(e));
+    const starts = claimed.filter((e) => e.eventType === 'start_lease');
+    if (starts.length === 0) return;
+    const afterEnds = Promise.allSettled(ends);
+    for (const e of starts) this.track(e, afterEnds);
+  }
+
+  private track(event: LeaseEvent, after: Promise<unknown> = Promise.resolve()): Promise<void> {
+    const work = after.then(() => this.execute(event));
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+    return work;
+  }
+
+  private async execute(event: LeaseEvent): Promise<void> {
+    const ttl = this.config.eventClaimTtlMs;
+    const heartbeat = setInterval(() => {
+      const expires = new Date(this.clock.now().getTime() + ttl);
+      this.events.heartbeat(event.id, this.owner, expires).catch((error: unknown) => {
+        this.logger.warn({ msg: 'heartbeat failed', event_id: event.id, error: String(error) });
+      });
+    }, Math.max(100, Math.floor(ttl / 3)));
+    try {
+      await this.runner.run(event, this.owner);
+    } catch (error) {
+      // One failing item never stops the sweep.
+      this.logger.error(error instanceof Error ? error : String(error));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { EntityManager, LessThan } from 'typeorm';
+import { Conflict, InvalidInput } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { sql } from '../database/sql.js';
+import { IdempotencyKey } from './entities/idempotency-key.entity.js';
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(stableJson(body)).digest('hex');
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function checkKey(key: string): void {
+  if (key.length === 0 || key.length > 255) {
+    throw new InvalidInput('Idempotency-Key must be 1 to 255 characters');
+  }
+}
+
+/**
+ * Claims (project, key) inside the create transaction. A concurrent request with the same
+ * key waits on the row until the first commits, then sees its stored response.
+ * Returns the stored response to replay, or null when this request is the first.
+ */
+export async function claimKey(
+  tx: EntityManager,
+  projectId: string,
+  key: string,
+  hash: string,
+  now: Date,
+): Promise<JsonObject | null> {
+  const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
+  await tx.delete(IdempotencyKey, { projectId, key, createdAt: LessThan(expired) });
+  const inserted = await sql(
+    tx,
+    `INSERT INTO idempotency_keys (project_id, key, request_hash, response, created_at)
+     VALUES ($1, $2, $3, '{}', $4) ON CONFLICT DO NOTHING`,
+    [projectId, key, hash, now],
+  );
+  if (inserted.affected === 1) return null;
+  const existing = await tx.findOneOrFail(IdempotencyKey, { where: { projectId, key } });
+  if (existing.requestHash !== hash) {
+    throw new Conflict(
+      'Idempotency-Key was already used with a different request body',
+      'IdempotencyKeyReused',
+    );
+  }
+  return existing.response;
+}
+
+export async function storeResponse(
+  tx: EntityManager,
+  projectId: string,
+  key: string,
+  response: JsonObject,
+): Promise<void> {
+  await tx.update(IdempotencyKey, { projectId, key }, { response });
+}

@@ -1,0 +1,74 @@
+import type { JsonObject } from '../common/json.js';
+import { formatTimestamp, formatWireDate } from '../common/dates.js';
+import type { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import type { PluginRegistry } from '../plugins/plugin-registry.js';
+import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { Lease } from './entities/lease.entity.js';
+
+export interface LeaseParts {
+  lease: Lease;
+  reservations: Reservation[];
+  events: LeaseEvent[];
+}
+
+export function toEventWire(e: LeaseEvent): JsonObject {
+  return {
+    id: e.id,
+    lease_id: e.leaseId,
+    event_type: e.eventType,
+    time: formatWireDate(e.time),
+    status: e.status,
+    created_at: formatTimestamp(e.createdAt),
+    updated_at: formatTimestamp(e.updatedAt),
+  };
+}
+
+export function toReservationWire(
+  r: Reservation,
+  plugins: PluginRegistry,
+): JsonObject {
+  let typed: JsonObject;
+  try {
+    typed = plugins.get(r.resourceType).present(r);
+  } catch {
+    // The plugin was disabled after the lease was made: show what was stored.
+    typed = r.params;
+  }
+  return {
+    id: r.id,
+    lease_id: r.leaseId,
+    resource_id: r.resourceId ?? r.id,
+    resource_type: r.resourceType,
+    status: r.status,
+    missing_resources: r.missingResources,
+    resources_changed: r.resourcesChanged,
+    created_at: formatTimestamp(r.createdAt),
+    updated_at: formatTimestamp(r.updatedAt),
+    ...typed,
+  };
+}
+
+const EVENT_ORDER = ['start_lease', 'before_end_lease', 'end_lease'];
+
+/** The Blazar lease object. */
+export function toLeaseWire(parts: LeaseParts, plugins: PluginRegistry): JsonObject {
+  const { lease } = parts;
+  const events = [...parts.events].sort(
+    (a, b) => EVENT_ORDER.indexOf(a.eventType) - EVENT_ORDER.indexOf(b.eventType),
+  );
+  return {
+    id: lease.id,
+    name: lease.name,
+    start_date: formatWireDate(lease.startAt),
+    end_date: formatWireDate(lease.endAt),
+    status: lease.status,
+    degraded: lease.degraded,
+    user_id: lease.userId,
+    project_id: lease.projectId,
+    trust_id: lease.trustId,
+    created_at: formatTimestamp(lease.createdAt),
+    updated_at: formatTimestamp(lease.updatedAt),
+    reservations: parts.reservations.map((r) => toReservationWire(r, plugins)),
+    events: events.map(toEventWire),
+  };
+}

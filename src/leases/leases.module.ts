@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { PluginsModule } from '../plugins/plugins.module.js';
+import { ReservationsModule } from '../reservations/reservations.module.js';
+import { LeaseUpdater } from './lease-updater.js';
+import { LeasesController } from './leases.controller.js';
+import { LeasesRepository } from './leases.repository.js';
+import { LeasesService } from './leases.service.js';
+
+@Module({
+  imports: [PluginsModule, ReservationsModule],
+  controllers: [LeasesController],
+  providers: [LeasesService, LeaseUpdater, LeasesRepository],
+  exports: [LeasesRepository],
+})
+export class LeasesModule {}

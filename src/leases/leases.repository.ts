@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, In } from 'typeorm';
+import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { Lease } from './entities/lease.entity.js';
+import type { LeaseParts } from './lease.mapper.js';
+
+export interface LeaseFilter {
+  projectId?: string;
+  status?: string;
+  limit?: number;
+  marker?: Lease;
+  sortKey: 'created_at' | 'name' | 'start_at' | 'end_at' | 'status';
+  sortDir: 'ASC' | 'DESC';
+}
+
+const SORT_PROPERTY = {
+  created_at: 'createdAt',
+  name: 'name',
+  start_at: 'startAt',
+  end_at: 'endAt',
+  status: 'status',
+} as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
+
+@Injectable()
+export class LeasesRepository {
+  /** Takes the lease's row lock for the rest of the transaction. */
+  async lock(tx: EntityManager, id: string): Promise<Lease | null> {
+    if (!isUuid(id)) return null;
+    return tx.findOne(Lease, { where: { id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  async find(em: EntityManager, id: string): Promise<Lease | null> {
+    if (!isUuid(id)) return null;
+    return em.findOne(Lease, { where: { id } });
+  }
+
+  /** Leases with their reservations and events: three queries whatever the count. */
+  async withParts(em: EntityManager, leases: Lease[]): Promise<LeaseParts[]> {
+    if (leases.length === 0) return [];
+    const ids = leases.map((l) => l.id);
+    const [reservations, events] = await Promise.all([
+      em.find(Reservation, { where: { leaseId: In(ids) }, order: { createdAt: 'ASC', id: 'ASC' } }),
+      em.find(LeaseEvent, { where: { leaseId: In(ids) } }),
+    ]);
+    const byLease = new Map(leases.map((lease) => [lease.id, { lease, reservations: [] as Reservation[], events: [] as LeaseEvent[] }]));
+    for (const r of reservations) byLease.get(r.leaseId)?.reservations.push(r);
+    for (const e of events) byLease.get(e.leaseId)?.events.push(e);
+    return [...byLease.values()];
+  }
+
+  async parts(em: EntityManager, lease: Lease): Promise<LeaseParts> {
+    const [parts] = await this.withParts(em, [lease]);
+    return parts;
+  }
+
+  /** One page of leases, keyset-paged after `marker` in (sort key, id) order. */
+  async list(em: EntityManager, filter: LeaseFilter): Promise<Lease[]> {
+    const column = `l.${filter.sortKey}`;
+    const qb = em.createQueryBuilder(Lease, 'l');
+    if (filter.projectId !== undefined) qb.andWhere('l.project_id = :project', { project: filter.projectId });
+    if (filter.status !== undefined) qb.andWhere('l.status = :status', { status: filter.status });
+    if (filter.marker !== undefined) {
+      const op = filter.sortDir === 'ASC' ? '>' : '<';
+      qb.andWhere(`(${column}, l.id) ${op} (:markerValue, :markerId)`, {
+        markerValue: filter.marker[SORT_PROPERTY[filter.sortKey]],
+        markerId: filter.marker.id,
+      });
+    }
+    qb.orderBy(column, filter.sortDir).addOrderBy('l.id', filter.sortDir);
+    if (filter.limit !== undefined) qb.limit(filter.limit);
+    return qb.getMany();
+  }
+}

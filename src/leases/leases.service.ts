@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Identity } from '../common/auth/identity.js';
+import { assertCanSee } from '../common/auth/policy.js';
+import { Clock } from '../common/clock.js';
+import { parseInputDate } from '../common/dates.js';
+import { InvalidInput, InvalidStatus, PreconditionFailed } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { withTransaction } from '../database/transaction.js';
+import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import type { EventType } from '../events/event-status.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
+import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { ReservationActions } from '../reservations/reservation-actions.js';
+import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
+import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
+import { Lease } from './entities/lease.entity.js';
+import { claimKey, requestHash, storeResponse } from './idempotency.js';
+import { beforeEndTime, checkNewWindow } from './lease-rules.js';
+import { toLeaseWire } from './lease.mapper.js';
+import { LeaseUpdater } from './lease-updater.js';
+import { LeaseFilter, LeasesRepository } from './leases.repository.js';
+
+export type LeaseWire = JsonObject;
+
+export interface CreateResult {
+  lease: LeaseWire;
+  version: number;
+  replayed: boolean;
+}
+
+interface PlannedReservation {
+  type: string;
+  params: JsonObject;
+}
+
+@Injectable()
+export class LeasesService {
+  private readonly logger = new Logger('leases');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repo: LeasesRepository,
+    private readonly plugins: PluginRegistry,
+    private readonly actions: ReservationActions,
+    private readonly updater: LeaseUpdater,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async list(caller: Identity, query: ListLeasesQuery): Promise<LeaseWire[]> {
+    const em = this.dataSource.manager;
+    const [key, dir = 'asc'] = (query.sort ?? 'created_at').split(':');
+    if (!(SORT_KEYS as readonly string[]).includes(key) || !['asc', 'desc'].includes(dir)) {
+      throw new InvalidInput(`sort must be one of ${SORT_KEYS.join(', ')}, optionally with :asc or :desc`);
+    }
+    const filter: LeaseFilter = {
+      // Non-admins see their own project only, whatever they ask for.
+      projectId: caller.isAdmin ? query.project_id : caller.projectId,
+      status: query.status,
+      limit: query.limit,
+      sortKey: key === 'start_date' ? 'start_at' : key === 'end_date' ? 'end_at' : (key as LeaseFilter['sortKey']),
+      sortDir: dir === 'desc' ? 'DESC' : 'ASC',
+    };
+    if (query.marker !== undefined) {
+      const marker = await this.repo.find(em, query.marker);
+      assertCanSee(caller, marker, 'lease_id', query.marker);
+      filter.marker = marker as Lease;
+    }
+    const leases = await this.repo.list(em, filter);
+    const parts = await this.repo.withParts(em, leases);
+    return parts.map((p) => toLeaseWire(p, this.plugins));
+  }
+
+  async get(caller: Identity, id: string): Promise<{ lease: LeaseWire; version: number }> {
+    const em = this.dataSource.manager;
+    const lease = await this.visible(em, caller, id);
+    return { lease: await this.present(em, lease), version: lease.version };
+  }
+
+  async create(caller: Identity, dto: CreateLeaseDto, idempotencyKey?: string): Promise<CreateResult> {
+    const now = this.clock.now();
+    const start = parseInputDate(dto.start_date, now);
+    const end = parseInputDate(dto.end_date, now);
+    const window = { start, end };
+    checkNewWindow(window, now);
+    const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
+    const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
+    if (dto.events !== undefined && dto.events.length > 0) {
+      throw new InvalidInput('User-defined events are not supported; leave events empty');
+    }
+    const planned = (dto.reservations ?? []).map((values) => this.plan(values, caller, now));
+
+    return withTransaction(this.dataSource, async (tx) => {
+      if (idempotencyKey !== undefined) {
+        const replay = await claimKey(tx, caller.projectId, idempotencyKey, requestHash(dto), now);
+        if (replay !== null) {
+          return { lease: replay, version: 0, replayed: true };
+        }
+      }
+      const lease = tx.create(Lease, {
+        id: randomUUID(),
+        name: dto.name,
+        projectId: caller.projectId,
+        userId: caller.userId,
+        startAt: start,
+        endAt: end,
+        status: 'PENDING',
+        degraded: false,
+        version: 1,
+        trustId: null,
+        createdAt: now,
+        updatedAt: null,
+      });
+      await tx.insert(Lease, lease);
+      for (const p of planned) {
+        const reservation = tx.create(Reservation, {
+          id: randomUUID(),
+          leaseId: lease.id,
+          resourceType: p.type,
+          resourceId: null,
+          status: 'pending',
+          missingResources: false,
+          resourcesChanged: false,
+          params: p.params,
+          createdAt: now,
+          updatedAt: null,
+        });
+        await tx.insert(Reservation, reservation);
+        await this.plugins.get(p.type).reserve(tx, reservation, window);
+      }
+      const events: [EventType, Date | null][] = [
+        ['start_lease', start],
+        ['end_lease', end],
+        ['before_end_lease', beforeEnd],
+      ];
+      for (const [type, time] of events) {
+        if (time !== null) await tx.insert(LeaseEvent, this.newEvent(lease.id, type, time, now));
+      }
+      const wire = await this.present(tx, lease);
+      if (idempotencyKey !== undefined) {
+        await storeResponse(tx, caller.projectId, idempotencyKey, wire);
+      }
+      this.logger.log({ msg: 'lease created', lease_id: lease.id, project_id: lease.projectId });
+      return { lease: wire, version: lease.version, replayed: false };
+    });
+  }
+
+  async update(
+    caller: Identity,
+    id: string,
+    dto: UpdateLeaseDto,
+    ifMatch?: string,
+  ): Promise<{ lease: LeaseWire; version: number }> {
+    return withTransaction(this.dataSource, async (tx) => {
+      const lease = await this.repo.lock(tx, id);
+      assertCanSee(caller, lease, 'lease_id', id);
+      checkVersion(lease as Lease, ifMatch);
+      const parts = await this.repo.parts(tx, lease as Lease);
+      const updated = await this.updater.apply(tx, parts, dto);
+      this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
+      return { lease: await this.present(tx, updated), version: updated.version };
+    });
+  }
+
+  /**
+   * Marks the lease DELETING (refused while a start or end runs), ends what its
+   * reservations hold through the plugins, then removes it all.
+   */
+  async delete(caller: Identity, id: string, ifMatch?: string): Promise<void> {
+    const parts = await withTransaction(this.dataSource, async (tx) => {
+      const lease = await this.repo.lock(tx, id);
+      assertCanSee(caller, lease, 'lease_id', id);
+      checkVersion(lease as Lease, ifMatch);
+      const found = await this.repo.parts(tx, lease as Lease);
+      const running = found.events.some(
+        (e) => e.status === 'IN_PROGRESS' && e.eventType !== 'before_end_lease',
+      );
+      if (running) {
+        throw new InvalidStatus(`Lease ${id} is starting or ending; try again when it is done`);
+      }
+      await tx.update(Lease, { id }, { status: 'DELETING', updatedAt: this.clock.now() });
+      return found;
+    });
+    try {
+      await this.actions.end(parts.lease, parts.reservations);
+    } catch (error) {
+      await this.dataSource.manager.update(Lease, { id }, { status: 'ERROR', updatedAt: this.clock.now() });
+      throw error;
+    }
+    await this.dataSource.manager.delete(Lease, { id });
+    this.logger.log({ msg: 'lease deleted', lease_id: id });
+  }
+
+  private plan(values: Record<string, unknown>, caller: Identity, now: Date): PlannedReservation {
+    const type = values.resource_type;
+    if (type === undefined || type === null || type === '') {
+      throw new InvalidInput('Missing parameter resource_type', 'MissingParameter');
+    }
+    if (typeof type !== 'string') throw new InvalidInput('Malformed parameter resource_type');
+    const { resource_type: _, ...rest } = values;
+    const params = this.plugins.get(type).validate(rest, { projectId: caller.projectId, now });
+    return { type, params };
+  }
+
+  private newEvent(leaseId: string, eventType: EventType, time: Date, now: Date): LeaseEvent {
+    return Object.assign(new LeaseEvent(), {
+      id: randomUUID(),
+      leaseId,
+      eventType,
+      time,
+      status: 'UNDONE',
+      attempts: 0,
+      lastError: null,
+      retryAt: null,
+      claimedBy: null,
+      claimExpiresAt: null,
+      createdAt: now,
+      updatedAt: null,
+    });
+  }
+
+  private async visible(em: EntityManager, caller: Identity, id: string): Promise<Lease> {
+    const lease = await this.repo.find(em, id);
+    assertCanSee(caller, lease, 'lease_id', id);
+    return lease as Lease;
+  }
+
+  private async present(em: EntityManager, lease: Lease): Promise<LeaseWire> {
+    return toLeaseWire(await this.repo.parts(em, lease), this.plugins);
+  }
+}
+
+/** If-Match carries the version from the ETag: `"3"`, `W/"3"` or `3`; `*` matches any. */
+function checkVersion(lease: Lease, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const wanted = ifMatch
+    .split(',')
+    .map((v) => v.trim().replace(/^W\//, '').replace(/"/g, ''));
+  if (!wanted.includes(String(lease.version))) {
+    throw new PreconditionFailed(
+      `Lease ${lease.id} has changed (now version ${lease.version}); fetch it and try again`,
+    );
+  }
+}

@@ -1,0 +1,70 @@
+import { UnsupportedResourceType } from '../common/errors.js';
+import type { ResourcePlugin } from './resource-plugin.js';
+
+export class PluginConfigurationError extends Error {}
+
+/** Wraps a plugin call: time limit, and errors re-thrown with the plugin's name as cause. */
+export async function callPlugin<T>(
+  plugin: ResourcePlugin,
+  action: string,
+  fn: () => Promise<T>,
+  timeoutMs: number,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${plugin.resourceType} ${action} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([fn(), timeout]);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith(plugin.resourceType)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${plugin.resourceType} ${action} failed: ${reason}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The enabled plugins, by resource type, built from the PLUGINS setting. */
+export class PluginRegistry {
+  private readonly byType = new Map<string, ResourcePlugin>();
+
+  constructor(available: readonly ResourcePlugin[], enabled: readonly string[]) {
+    const known = new Map<string, ResourcePlugin>();
+    for (const plugin of available) {
+      if (known.has(plugin.resourceType)) {
+        throw new PluginConfigurationError(
+          `Two plugins claim the resource type ${plugin.resourceType}; keep one.`,
+        );
+      }
+      known.set(plugin.resourceType, plugin);
+    }
+    for (const type of enabled) {
+      const plugin = known.get(type);
+      if (plugin === undefined) {
+        const choices = [...known.keys()].join(', ') || 'none';
+        throw new PluginConfigurationError(
+          `PLUGINS names ${type}, which is not a known resource type (available: ${choices}).`,
+        );
+      }
+      if (this.byType.has(type)) {
+        throw new PluginConfigurationError(`PLUGINS names ${type} twice; list it once.`);
+      }
+      this.byType.set(type, plugin);
+    }
+  }
+
+  /** The plugin for a type, or the 400 Blazar answers for an unsupported type. */
+  get(type: string): ResourcePlugin {
+    const plugin = this.byType.get(type);
+    if (plugin === undefined) throw new UnsupportedResourceType(type);
+    return plugin;
+  }
+
+  types(): string[] {
+    return [...this.byType.keys()];
+  }
+}

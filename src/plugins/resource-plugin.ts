@@ -1,0 +1,69 @@
+import type { JsonObject } from '../common/json.js';
+import type { EntityManager } from 'typeorm';
+import type { Lease } from '../leases/entities/lease.entity.js';
+import type { Reservation } from '../reservations/entities/reservation.entity.js';
+
+/** The window a reservation must hold its resources for. */
+export interface Window {
+  start: Date;
+  end: Date;
+}
+
+/** Who asked, for plugins that check visibility of what a reservation names. */
+export interface ReserveContext {
+  projectId: string;
+  now: Date;
+}
+
+/**
+ * A resource plugin reserves one kind of resource (`resourceType`) for a lease.
+ *
+ * Database methods (`reserve`, `update`, `release`) run inside the caller's transaction
+ * and must use the given EntityManager only. Lifecycle actions (`onStart`, `beforeEnd`,
+ * `onEnd`) run outside any transaction, may call external systems, and must be
+ * idempotent: the manager may repeat an action after a crash or a retry.
+ */
+export interface ResourcePlugin {
+  /** Unique type name, e.g. `physical:host`. */
+  readonly resourceType: string;
+
+  /**
+   * Checks a reservation request from the API and returns its typed parameters.
+   * Throws an InvalidInput (400) on bad input. Writes nothing.
+   */
+  validate(values: Record<string, unknown>, context: ReserveContext): JsonObject;
+
+  /**
+   * Validates an update of an existing reservation's parameters; returns the new params.
+   * `lease` tells whether the reservation has started.
+   */
+  validateUpdate(
+    reservation: Reservation,
+    changes: Record<string, unknown>,
+    lease: Lease,
+  ): JsonObject;
+
+  /** Allocates resources for `window`; throws a Conflict (409) when there is no room. */
+  reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
+
+  /** Re-allocates for new params and/or a new window, keeping what still fits. */
+  update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
+
+  /** Frees every allocation of the reservation (lease deleted or ended). */
+  release(tx: EntityManager, reservation: Reservation): Promise<void>;
+
+  /** The lease starts: hand the resources to the tenant. */
+  onStart(reservation: Reservation, lease: Lease): Promise<void>;
+
+  /** Some time before the end (e.g. snapshot). */
+  beforeEnd(reservation: Reservation, lease: Lease): Promise<void>;
+
+  /** The lease ends: take the resources back. */
+  onEnd(reservation: Reservation, lease: Lease): Promise<void>;
+
+  /** Type-specific keys merged into the reservation's wire object. */
+  present(reservation: Reservation): Record<string, unknown>;
+}
+
+/** Multi-provider token: every plugin provider registers under it. */
+export const RESOURCE_PLUGINS = Symbol('RESOURCE_PLUGINS');

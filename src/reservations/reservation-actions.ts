@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, In } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { withTransaction } from '../database/transaction.js';
+import type { Lease } from '../leases/entities/lease.entity.js';
+import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
+import { Reservation } from './entities/reservation.entity.js';
+import type { ReservationStatus } from './reservation-status.js';
+
+/**
+ * The lifecycle actions of a lease's reservations, through their plugins. Each step
+ * records its result right away, so a repeat after a crash skips what is done; the
+ * plugin actions themselves are idempotent too.
+ */
+@Injectable()
+export class ReservationActions {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly plugins: PluginRegistry,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async start(lease: Lease, reservations: Reservation[]): Promise<void> {
+    for (const r of reservations.filter((r) => r.status === 'pending')) {
+      const plugin = this.plugins.get(r.resourceType);
+      await callPlugin(plugin, 'on_start', () => plugin.onStart(r, lease), this.config.pluginTimeoutMs);
+      await this.setStatus([r.id], 'active');
+    }
+  }
+
+  async beforeEnd(lease: Lease, reservations: Reservation[]): Promise<void> {
+    for (const r of reservations.filter((r) => r.status === 'active')) {
+      const plugin = this.plugins.get(r.resourceType);
+      await callPlugin(plugin, 'before_end', () => plugin.beforeEnd(r, lease), this.config.pluginTimeoutMs);
+    }
+  }
+
+  /** Takes back what started reservations hold, then frees every allocation. */
+  async end(lease: Lease, reservations: Reservation[]): Promise<void> {
+    for (const r of reservations.filter((r) => r.status !== 'deleted')) {
+      const plugin = this.plugins.get(r.resourceType);
+      if (r.status === 'active' || r.status === 'error') {
+        await callPlugin(plugin, 'on_end', () => plugin.onEnd(r, lease), this.config.pluginTimeoutMs);
+      }
+      await withTransaction(this.dataSource, async (tx) => {
+        await plugin.release(tx, r);
+        await tx.update(Reservation, { id: r.id }, { status: 'deleted', updatedAt: this.clock.now() });
+      });
+    }
+  }
+
+  async setStatus(ids: string[], status: ReservationStatus): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource.manager.update(
+      Reservation,
+      { id: In(ids) },
+      { status, updatedAt: this.clock.now() },
+    );
+  }
+}
