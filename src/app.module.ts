@@ -1,4 +1,11 @@
-import { DynamicModule, Module, OnApplicationShutdown, Inject, Provider, ValidationPipe } from '@nestjs/common';
+import {
+  DynamicModule,
+  Module,
+  OnApplicationShutdown,
+  Inject,
+  Provider,
+  ValidationPipe,
+} from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';

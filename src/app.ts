@@ -17,7 +17,10 @@ export interface BuildOptions {
 }
 
 /** Opens the database, runs migrations and builds the Nest application (not listening). */
-export async function buildApp(config: Config, options: BuildOptions = {}): Promise<INestApplication> {
+export async function buildApp(
+  config: Config,
+  options: BuildOptions = {},
+): Promise<INestApplication> {
   const database = await openDatabase(config);
   try {
     await migrate(database.dataSource);

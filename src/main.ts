@@ -19,7 +19,9 @@ main().catch((error: unknown) => {
   } else {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     process.stderr.write(`Climate could not start: ${message}\n`);
-    process.stderr.write('Check DATABASE_URL (or the ./data directory when it is unset) and try again.\n');
+    process.stderr.write(
+      'Check DATABASE_URL (or the ./data directory when it is unset) and try again.\n',
+    );
   }
   process.exit(1);
 });

@@ -46,7 +46,11 @@ export class ErrorFilter implements ExceptionFilter {
 
   private toBody(error: unknown): ErrorBody {
     if (error instanceof ClimateError) {
-      return { error_code: error.status, error_message: error.message, error_name: error.errorName };
+      return {
+        error_code: error.status,
+        error_message: error.message,
+        error_name: error.errorName,
+      };
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();

@@ -7,6 +7,10 @@ export const CONFIG = Symbol('CONFIG');
 @Module({})
 export class ConfigModule {
   static forRoot(config: Config): DynamicModule {
-    return { module: ConfigModule, providers: [{ provide: CONFIG, useValue: config }], exports: [CONFIG] };
+    return {
+      module: ConfigModule,
+      providers: [{ provide: CONFIG, useValue: config }],
+      exports: [CONFIG],
+    };
   }
 }

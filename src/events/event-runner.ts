@@ -55,7 +55,10 @@ export class EventRunner {
       await this.complete(event, owner);
     } catch (error) {
       if (error instanceof ClaimLost) {
-        this.logger.warn({ msg: 'claim lost; another manager finished the event', event_id: event.id });
+        this.logger.warn({
+          msg: 'claim lost; another manager finished the event',
+          event_id: event.id,
+        });
         return;
       }
       await this.fail(event, owner, previous, error);
@@ -77,7 +80,11 @@ export class EventRunner {
       const previous = lease.status;
       if (step.during !== null && lease.status !== step.during) {
         lease.status = step.during;
-        await tx.update(Lease, { id: lease.id }, { status: lease.status, updatedAt: this.clock.now() });
+        await tx.update(
+          Lease,
+          { id: lease.id },
+          { status: lease.status, updatedAt: this.clock.now() },
+        );
       }
       const { reservations } = await this.leases.parts(tx, lease);
       return { lease, reservations, previous };
@@ -127,8 +134,16 @@ export class EventRunner {
         const lease = await this.leases.lock(tx, event.leaseId);
         if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
         if (!final) {
-          const retryAt = new Date(now.getTime() + retryDelayMs(event.attempts, this.config.eventPollMs));
-          await this.events.finish(tx, event, owner, { status: 'UNDONE', error: reason, retryAt }, now);
+          const retryAt = new Date(
+            now.getTime() + retryDelayMs(event.attempts, this.config.eventPollMs),
+          );
+          await this.events.finish(
+            tx,
+            event,
+            owner,
+            { status: 'UNDONE', error: reason, retryAt },
+            now,
+          );
           if (previous !== null && previous !== lease.status) {
             await tx.update(Lease, { id: lease.id }, { status: previous, updatedAt: now });
           }
@@ -139,7 +154,8 @@ export class EventRunner {
         if (event.eventType !== 'before_end_lease') {
           const { reservations } = await this.leases.parts(tx, lease);
           const ids = reservations.filter((r) => unfinished.includes(r.status)).map((r) => r.id);
-          for (const id of ids) await tx.update(Reservation, { id }, { status: 'error', updatedAt: now });
+          for (const id of ids)
+            await tx.update(Reservation, { id }, { status: 'error', updatedAt: now });
         }
         await tx.update(Lease, { id: lease.id }, { status: 'ERROR', updatedAt: now });
       });

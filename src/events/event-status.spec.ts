@@ -1,5 +1,8 @@
 import { canEventTransition, EVENT_STATUSES, eventTypeRank, retryDelayMs } from './event-status.js';
-import { canReservationTransition, RESERVATION_STATUSES } from '../reservations/reservation-status.js';
+import {
+  canReservationTransition,
+  RESERVATION_STATUSES,
+} from '../reservations/reservation-status.js';
 
 describe('event transitions', () => {
   const allowed = new Set([
@@ -38,7 +41,9 @@ describe('reservation transitions', () => {
     'active>error',
     'error>deleted',
   ]);
-  const cases = RESERVATION_STATUSES.flatMap((f) => RESERVATION_STATUSES.map((t) => [f, t] as const));
+  const cases = RESERVATION_STATUSES.flatMap((f) =>
+    RESERVATION_STATUSES.map((t) => [f, t] as const),
+  );
   it.each(cases)('should allow %s -> %s only when listed', (from, to) => {
     expect(canReservationTransition(from, to)).toBe(allowed.has(`${from}>${to}`));
   });

@@ -1,6 +1,12 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
@@ -36,7 +42,11 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     if (this.config.role === 'api' || !this.config.managerTimer) return;
     const timer = setInterval(() => void this.tick(), this.config.eventPollMs);
     this.scheduler.addInterval(TIMER, timer);
-    this.logger.log({ msg: 'manager started', owner: this.owner, poll_ms: this.config.eventPollMs });
+    this.logger.log({
+      msg: 'manager started',
+      owner: this.owner,
+      poll_ms: this.config.eventPollMs,
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -82,24 +92,27 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     const starts = claimed.filter((e) => e.eventType === 'start_lease');
     if (starts.length === 0) return;
     const afterEnds = Promise.allSettled(ends);
-    for (const e of starts) this.track(e, afterEnds);
+    for (const e of starts) void this.track(e, afterEnds);
   }
 
   private track(event: LeaseEvent, after: Promise<unknown> = Promise.resolve()): Promise<void> {
     const work = after.then(() => this.execute(event));
     this.running.add(work);
-    void work.finally(() => this.running.delete(work));
+    void work.finally(() => this.running.delete(work)).catch(() => undefined);
     return work;
   }
 
   private async execute(event: LeaseEvent): Promise<void> {
     const ttl = this.config.eventClaimTtlMs;
-    const heartbeat = setInterval(() => {
-      const expires = new Date(this.clock.now().getTime() + ttl);
-      this.events.heartbeat(event.id, this.owner, expires).catch((error: unknown) => {
-        this.logger.warn({ msg: 'heartbeat failed', event_id: event.id, error: String(error) });
-      });
-    }, Math.max(100, Math.floor(ttl / 3)));
+    const heartbeat = setInterval(
+      () => {
+        const expires = new Date(this.clock.now().getTime() + ttl);
+        this.events.heartbeat(event.id, this.owner, expires).catch((error: unknown) => {
+          this.logger.warn({ msg: 'heartbeat failed', event_id: event.id, error: String(error) });
+        });
+      },
+      Math.max(100, Math.floor(ttl / 3)),
+    );
     try {
       await this.runner.run(event, this.owner);
     } catch (error) {

@@ -7,7 +7,11 @@ const now = d('2030-01-01T12:00:30');
 describe('checkNewWindow', () => {
   it.each([
     [d('2030-01-01T12:00:00'), d('2030-01-01T13:00:00'), null],
-    [d('2030-01-01T11:59:00'), d('2030-01-01T13:00:00'), 'Start date must be later than current date'],
+    [
+      d('2030-01-01T11:59:00'),
+      d('2030-01-01T13:00:00'),
+      'Start date must be later than current date',
+    ],
     [d('2030-01-02T00:00:00'), d('2030-01-02T00:00:00'), 'End date must be later than start date.'],
     [d('2030-01-02T00:00:00'), d('2030-01-01T23:00:00'), 'End date must be later than start date.'],
   ])('should check start %s end %s', (start, end, message) => {
@@ -52,11 +56,31 @@ describe('planDateChange', () => {
     expect(planDateChange({ ...base, ...next })).toEqual(next);
   });
   it.each([
-    [{ start: d('2030-01-01T11:00:00') }, false, false, 'Start date must be later than current date'],
-    [{ start: d('2030-01-02T01:00:00') }, true, false, 'Cannot modify the start date of already started leases'],
+    [
+      { start: d('2030-01-01T11:00:00') },
+      false,
+      false,
+      'Start date must be later than current date',
+    ],
+    [
+      { start: d('2030-01-02T01:00:00') },
+      true,
+      false,
+      'Cannot modify the start date of already started leases',
+    ],
     [{ end: d('2030-01-04T00:00:00') }, true, true, 'Terminated leases can only be renamed'],
-    [{ end: d('2030-01-01T11:00:00') }, true, false, 'End date must be later than current and start date'],
-    [{ end: d('2030-01-01T23:00:00') }, false, false, 'End date must be later than current and start date'],
+    [
+      { end: d('2030-01-01T11:00:00') },
+      true,
+      false,
+      'End date must be later than current and start date',
+    ],
+    [
+      { end: d('2030-01-01T23:00:00') },
+      false,
+      false,
+      'End date must be later than current and start date',
+    ],
   ])('should refuse %j (started %s, ended %s)', (next, started, ended, message) => {
     expect(() => planDateChange({ ...base, ...next, started, ended })).toThrow(message);
   });

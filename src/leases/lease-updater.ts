@@ -31,9 +31,13 @@ export class LeaseUpdater {
   async apply(tx: EntityManager, parts: LeaseParts, dto: UpdateLeaseDto): Promise<Lease> {
     const { lease, events, reservations } = parts;
     const now = this.clock.now();
-    const running = events.some((e) => e.status === 'IN_PROGRESS' && e.eventType !== 'before_end_lease');
+    const running = events.some(
+      (e) => e.status === 'IN_PROGRESS' && e.eventType !== 'before_end_lease',
+    );
     if (!isStable(lease.status) || running) {
-      throw new InvalidStatus(`Lease ${lease.id} is ${lease.status.toLowerCase()}; try again later`);
+      throw new InvalidStatus(
+        `Lease ${lease.id} is ${lease.status.toLowerCase()}; try again later`,
+      );
     }
     const startEvent = events.find((e) => e.eventType === 'start_lease');
     const endEvent = events.find((e) => e.eventType === 'end_lease');
@@ -83,7 +87,7 @@ export class LeaseUpdater {
     const byId = new Map(reservations.map((r) => [r.id, r]));
     const unknown = requested
       .map((values) => values.id)
-      .filter((id) => id !== undefined && !byId.has(String(id)));
+      .filter((id) => id !== undefined && id !== null && !byId.has(String(id as string)));
     if (requested.some((values) => values.id === undefined || values.id === null)) {
       throw new MissingParameter('reservation ID');
     }
@@ -130,7 +134,12 @@ export class LeaseUpdater {
       await tx.update(
         LeaseEvent,
         { id: e.id },
-        { time, status: rearm ? 'UNDONE' : e.status, attempts: rearm ? 0 : e.attempts, updatedAt: now },
+        {
+          time,
+          status: rearm ? 'UNDONE' : e.status,
+          attempts: rearm ? 0 : e.attempts,
+          updatedAt: now,
+        },
       );
     }
   }

@@ -23,10 +23,7 @@ export function toEventWire(e: LeaseEvent): JsonObject {
   };
 }
 
-export function toReservationWire(
-  r: Reservation,
-  plugins: PluginRegistry,
-): JsonObject {
+export function toReservationWire(r: Reservation, plugins: PluginRegistry): JsonObject {
   let typed: JsonObject;
   try {
     typed = plugins.get(r.resourceType).present(r);

@@ -1,4 +1,16 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Res,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
@@ -34,7 +46,11 @@ export class LeasesController {
   }
 
   @Get(':id')
-  async get(@Caller() caller: Identity, @Param('id') id: string, @Res({ passthrough: true }) res: Response) {
+  async get(
+    @Caller() caller: Identity,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     const { lease, version } = await this.leases.get(caller, id);
     res.setHeader('ETag', etag(version));
     return { lease };

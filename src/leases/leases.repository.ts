@@ -49,7 +49,12 @@ export class LeasesRepository {
       em.find(Reservation, { where: { leaseId: In(ids) }, order: { createdAt: 'ASC', id: 'ASC' } }),
       em.find(LeaseEvent, { where: { leaseId: In(ids) } }),
     ]);
-    const byLease = new Map(leases.map((lease) => [lease.id, { lease, reservations: [] as Reservation[], events: [] as LeaseEvent[] }]));
+    const byLease = new Map(
+      leases.map((lease) => [
+        lease.id,
+        { lease, reservations: [] as Reservation[], events: [] as LeaseEvent[] },
+      ]),
+    );
     for (const r of reservations) byLease.get(r.leaseId)?.reservations.push(r);
     for (const e of events) byLease.get(e.leaseId)?.events.push(e);
     return [...byLease.values()];
@@ -64,7 +69,8 @@ export class LeasesRepository {
   async list(em: EntityManager, filter: LeaseFilter): Promise<Lease[]> {
     const column = `l.${filter.sortKey}`;
     const qb = em.createQueryBuilder(Lease, 'l');
-    if (filter.projectId !== undefined) qb.andWhere('l.project_id = :project', { project: filter.projectId });
+    if (filter.projectId !== undefined)
+      qb.andWhere('l.project_id = :project', { project: filter.projectId });
     if (filter.status !== undefined) qb.andWhere('l.status = :status', { status: filter.status });
     if (filter.marker !== undefined) {
       const op = filter.sortDir === 'ASC' ? '>' : '<';

@@ -55,20 +55,27 @@ export class LeasesService {
     const em = this.dataSource.manager;
     const [key, dir = 'asc'] = (query.sort ?? 'created_at').split(':');
     if (!(SORT_KEYS as readonly string[]).includes(key) || !['asc', 'desc'].includes(dir)) {
-      throw new InvalidInput(`sort must be one of ${SORT_KEYS.join(', ')}, optionally with :asc or :desc`);
+      throw new InvalidInput(
+        `sort must be one of ${SORT_KEYS.join(', ')}, optionally with :asc or :desc`,
+      );
     }
     const filter: LeaseFilter = {
       // Non-admins see their own project only, whatever they ask for.
       projectId: caller.isAdmin ? query.project_id : caller.projectId,
       status: query.status,
       limit: query.limit,
-      sortKey: key === 'start_date' ? 'start_at' : key === 'end_date' ? 'end_at' : (key as LeaseFilter['sortKey']),
+      sortKey:
+        key === 'start_date'
+          ? 'start_at'
+          : key === 'end_date'
+            ? 'end_at'
+            : (key as LeaseFilter['sortKey']),
       sortDir: dir === 'desc' ? 'DESC' : 'ASC',
     };
     if (query.marker !== undefined) {
       const marker = await this.repo.find(em, query.marker);
       assertCanSee(caller, marker, 'lease_id', query.marker);
-      filter.marker = marker as Lease;
+      filter.marker = marker;
     }
     const leases = await this.repo.list(em, filter);
     const parts = await this.repo.withParts(em, leases);
@@ -81,7 +88,11 @@ export class LeasesService {
     return { lease: await this.present(em, lease), version: lease.version };
   }
 
-  async create(caller: Identity, dto: CreateLeaseDto, idempotencyKey?: string): Promise<CreateResult> {
+  async create(
+    caller: Identity,
+    dto: CreateLeaseDto,
+    idempotencyKey?: string,
+  ): Promise<CreateResult> {
     const now = this.clock.now();
     const start = parseInputDate(dto.start_date, now);
     const end = parseInputDate(dto.end_date, now);
@@ -158,8 +169,8 @@ export class LeasesService {
     return withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
       assertCanSee(caller, lease, 'lease_id', id);
-      checkVersion(lease as Lease, ifMatch);
-      const parts = await this.repo.parts(tx, lease as Lease);
+      checkVersion(lease, ifMatch);
+      const parts = await this.repo.parts(tx, lease);
       const updated = await this.updater.apply(tx, parts, dto);
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       return { lease: await this.present(tx, updated), version: updated.version };
@@ -174,8 +185,8 @@ export class LeasesService {
     const parts = await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
       assertCanSee(caller, lease, 'lease_id', id);
-      checkVersion(lease as Lease, ifMatch);
-      const found = await this.repo.parts(tx, lease as Lease);
+      checkVersion(lease, ifMatch);
+      const found = await this.repo.parts(tx, lease);
       const running = found.events.some(
         (e) => e.status === 'IN_PROGRESS' && e.eventType !== 'before_end_lease',
       );
@@ -188,7 +199,11 @@ export class LeasesService {
     try {
       await this.actions.end(parts.lease, parts.reservations);
     } catch (error) {
-      await this.dataSource.manager.update(Lease, { id }, { status: 'ERROR', updatedAt: this.clock.now() });
+      await this.dataSource.manager.update(
+        Lease,
+        { id },
+        { status: 'ERROR', updatedAt: this.clock.now() },
+      );
       throw error;
     }
     await this.dataSource.manager.delete(Lease, { id });
@@ -201,7 +216,8 @@ export class LeasesService {
       throw new InvalidInput('Missing parameter resource_type', 'MissingParameter');
     }
     if (typeof type !== 'string') throw new InvalidInput('Malformed parameter resource_type');
-    const { resource_type: _, ...rest } = values;
+    const rest = { ...values };
+    delete rest.resource_type;
     const params = this.plugins.get(type).validate(rest, { projectId: caller.projectId, now });
     return { type, params };
   }
@@ -226,7 +242,7 @@ export class LeasesService {
   private async visible(em: EntityManager, caller: Identity, id: string): Promise<Lease> {
     const lease = await this.repo.find(em, id);
     assertCanSee(caller, lease, 'lease_id', id);
-    return lease as Lease;
+    return lease;
   }
 
   private async present(em: EntityManager, lease: Lease): Promise<LeaseWire> {
@@ -237,9 +253,7 @@ export class LeasesService {
 /** If-Match carries the version from the ETag: `"3"`, `W/"3"` or `3`; `*` matches any. */
 function checkVersion(lease: Lease, ifMatch: string | undefined): void {
   if (ifMatch === undefined || ifMatch.trim() === '*') return;
-  const wanted = ifMatch
-    .split(',')
-    .map((v) => v.trim().replace(/^W\//, '').replace(/"/g, ''));
+  const wanted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, '').replace(/"/g, ''));
   if (!wanted.includes(String(lease.version))) {
     throw new PreconditionFailed(
       `Lease ${lease.id} has changed (now version ${lease.version}); fetch it and try again`,

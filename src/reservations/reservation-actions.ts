@@ -26,7 +26,12 @@ export class ReservationActions {
   async start(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'pending')) {
       const plugin = this.plugins.get(r.resourceType);
-      await callPlugin(plugin, 'on_start', () => plugin.onStart(r, lease), this.config.pluginTimeoutMs);
+      await callPlugin(
+        plugin,
+        'on_start',
+        () => plugin.onStart(r, lease),
+        this.config.pluginTimeoutMs,
+      );
       await this.setStatus([r.id], 'active');
     }
   }
@@ -34,7 +39,12 @@ export class ReservationActions {
   async beforeEnd(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'active')) {
       const plugin = this.plugins.get(r.resourceType);
-      await callPlugin(plugin, 'before_end', () => plugin.beforeEnd(r, lease), this.config.pluginTimeoutMs);
+      await callPlugin(
+        plugin,
+        'before_end',
+        () => plugin.beforeEnd(r, lease),
+        this.config.pluginTimeoutMs,
+      );
     }
   }
 
@@ -43,11 +53,20 @@ export class ReservationActions {
     for (const r of reservations.filter((r) => r.status !== 'deleted')) {
       const plugin = this.plugins.get(r.resourceType);
       if (r.status === 'active' || r.status === 'error') {
-        await callPlugin(plugin, 'on_end', () => plugin.onEnd(r, lease), this.config.pluginTimeoutMs);
+        await callPlugin(
+          plugin,
+          'on_end',
+          () => plugin.onEnd(r, lease),
+          this.config.pluginTimeoutMs,
+        );
       }
       await withTransaction(this.dataSource, async (tx) => {
         await plugin.release(tx, r);
-        await tx.update(Reservation, { id: r.id }, { status: 'deleted', updatedAt: this.clock.now() });
+        await tx.update(
+          Reservation,
+          { id: r.id },
+          { status: 'deleted', updatedAt: this.clock.now() },
+        );
       });
     }
   }

@@ -1,4 +1,12 @@
-import { IsArray, IsDefined, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import {
+  IsArray,
+  IsDefined,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 
 const missing = (name: string) => ({ message: `Missing parameter ${name}` });
 
