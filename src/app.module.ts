@@ -23,13 +23,14 @@ import type { Database } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
-import { RESOURCE_PLUGINS, type ResourcePlugin } from './plugins/resource-plugin.js';
+import type { ResourcePlugin } from './plugins/resource-plugin.js';
+import { PoolsModule } from './pools/pools.module.js';
 
 export interface AppOptions {
   config: Config;
   database: Database;
   clock: Clock;
-  /** Resource plugins on offer; PLUGINS picks the enabled ones. */
+  /** Resource plugins on offer besides Climate's own; PLUGINS picks the enabled ones. */
   plugins: ResourcePlugin[];
 }
 
@@ -72,7 +73,6 @@ export class AppModule {
       { provide: DataSource, useValue: options.database.dataSource },
       { provide: Clock, useValue: options.clock },
       { provide: AuthStrategy, useValue: authStrategy(options.config) },
-      { provide: RESOURCE_PLUGINS, useValue: options.plugins },
       DatabaseCloser,
     ];
     return {
@@ -81,7 +81,8 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(options.config),
         ScheduleModule.forRoot(),
-        PluginsModule,
+        PluginsModule.forRoot(options.plugins),
+        PoolsModule,
         LeasesModule,
         EventsModule,
       ],

@@ -7,7 +7,6 @@ import { httpMiddleware } from './common/http-middleware.js';
 import { JsonLogger } from './common/json-logger.js';
 import type { Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
-import { availablePlugins } from './plugins/available.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
 
 export interface BuildOptions {
@@ -29,7 +28,7 @@ export async function buildApp(
     throw error;
   }
   const clock = options.clock ?? new SystemClock();
-  const plugins = options.plugins ?? availablePlugins();
+  const plugins = options.plugins ?? [];
   const logger = options.logger ?? new JsonLogger(config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ config, database, clock, plugins }),

@@ -47,7 +47,11 @@ describe('lease lifecycle on a fake clock', () => {
     let lease = await show(id);
     expect(lease.status).toBe('ACTIVE');
     expect(lease.reservations[0].status).toBe('active');
-    expect(events(lease)).toEqual({ start_lease: 'DONE', before_end_lease: 'UNDONE', end_lease: 'UNDONE' });
+    expect(events(lease)).toEqual({
+      start_lease: 'DONE',
+      before_end_lease: 'UNDONE',
+      end_lease: 'UNDONE',
+    });
     expect(t.recorder.count('on_start', reservationId)).toBe(1);
 
     t.clock.advance(HOUR);
@@ -60,7 +64,11 @@ describe('lease lifecycle on a fake clock', () => {
     lease = await show(id);
     expect(lease.status).toBe('TERMINATED');
     expect(lease.reservations[0].status).toBe('deleted');
-    expect(events(lease)).toEqual({ start_lease: 'DONE', before_end_lease: 'DONE', end_lease: 'DONE' });
+    expect(events(lease)).toEqual({
+      start_lease: 'DONE',
+      before_end_lease: 'DONE',
+      end_lease: 'DONE',
+    });
     expect(t.recorder.count('on_end', reservationId)).toBe(1);
     expect(t.recorder.count('release', reservationId)).toBe(1);
   });
@@ -75,7 +83,11 @@ describe('lease lifecycle on a fake clock', () => {
     await t.settle();
     const lease = await show(created.body.lease.id);
     expect(lease.status).toBe('TERMINATED');
-    expect(events(lease)).toEqual({ start_lease: 'DONE', before_end_lease: 'DONE', end_lease: 'DONE' });
+    expect(events(lease)).toEqual({
+      start_lease: 'DONE',
+      before_end_lease: 'DONE',
+      end_lease: 'DONE',
+    });
   });
 
   it('should retry a failed start with backoff and then succeed when the failure passes', async () => {

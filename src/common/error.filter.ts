@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
+import { pgCode, RETRYABLE } from '../database/transaction.js';
 import { ClimateError } from './errors.js';
 
 const HTTP_NAMES: Record<number, string> = {
@@ -58,6 +59,13 @@ export class ErrorFilter implements ExceptionFilter {
         const name = HTTP_NAMES[status] ?? 'HttpError';
         return { error_code: status, error_message: httpMessage(error), error_name: name };
       }
+    }
+    if (RETRYABLE.has(pgCode(error) ?? '')) {
+      return {
+        error_code: 409,
+        error_message: 'A concurrent request changed the same resources; try again',
+        error_name: 'ConcurrentUpdate',
+      };
     }
     if (isBodyParserError(error)) {
       return { error_code: 400, error_message: 'Malformed JSON body', error_name: 'BadRequest' };

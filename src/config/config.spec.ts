@@ -11,7 +11,7 @@ describe('loadConfig', () => {
       authStrategy: 'noauth',
       eventPollMs: 1000,
       minutesBeforeEndLease: 60,
-      plugins: [],
+      plugins: ['physical:host'],
       logLevel: 'info',
     });
   });

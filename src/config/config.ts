@@ -20,6 +20,12 @@ export interface Config {
   managerTimer: boolean;
   minutesBeforeEndLease: number;
   plugins: string[];
+  computeDriver: 'builtin';
+  cleaningTimeMinutes: number;
+  topologyLevels: string[];
+  beforeEndAction: '' | 'snapshot';
+  recycleGraceMinutes: number;
+  healIntervalMs: number;
   logLevel: LogLevel;
 }
 
@@ -110,7 +116,13 @@ export function loadConfig(env: Env): Config {
     pluginTimeoutMs: r.int('PLUGIN_TIMEOUT_MS', 600_000, 100, 86_400_000),
     managerTimer: true,
     minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
-    plugins: r.list('PLUGINS', []),
+    plugins: r.list('PLUGINS', ['physical:host']),
+    computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin'] as const),
+    cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
+    topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),
+    beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
+    recycleGraceMinutes: r.int('RECYCLE_GRACE_MINUTES', 60, 0, 10_080),
+    healIntervalMs: r.int('HEAL_INTERVAL_MS', 60_000, 1000, 86_400_000),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
   };
   const problems = r.problems;

@@ -3,6 +3,18 @@ import { Lease } from '../leases/entities/lease.entity.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Init1763800000000 } from './migrations/1763800000000-Init.js';
+import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
+import { Aggregate } from '../pools/entities/aggregate.entity.js';
+import { Host } from '../pools/entities/host.entity.js';
+import { ResourceProperty } from '../pools/entities/resource-property.entity.js';
 
-export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey];
-export const MIGRATIONS = [Init1763800000000];
+export const ENTITIES = [
+  Lease,
+  Reservation,
+  LeaseEvent,
+  IdempotencyKey,
+  Host,
+  ResourceProperty,
+  Aggregate,
+];
+export const MIGRATIONS = [Init1763800000000, Pools1763900000000];

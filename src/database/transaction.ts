@@ -1,7 +1,11 @@
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 
-/** serialization_failure and deadlock_detected: the whole unit of work may be retried. */
-const RETRYABLE = new Set(['40001', '40P01']);
+/**
+ * serialization_failure, deadlock_detected, and exclusion_violation (a concurrent
+ * transaction took a resource between our snapshot and our lock): the whole unit of
+ * work is retried on a fresh snapshot, where it sees the winner's rows.
+ */
+export const RETRYABLE = new Set(['40001', '40P01', '23P01']);
 
 export function pgCode(error: unknown): string | undefined {
   if (error instanceof QueryFailedError) {
@@ -14,7 +18,7 @@ export function pgCode(error: unknown): string | undefined {
 export async function withTransaction<T>(
   dataSource: DataSource,
   fn: (tx: EntityManager) => Promise<T>,
-  attempts = 5,
+  attempts = 8,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {

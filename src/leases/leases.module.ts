@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { PluginsModule } from '../plugins/plugins.module.js';
 import { ReservationsModule } from '../reservations/reservations.module.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeasesController } from './leases.controller.js';
@@ -7,7 +6,7 @@ import { LeasesRepository } from './leases.repository.js';
 import { LeasesService } from './leases.service.js';
 
 @Module({
-  imports: [PluginsModule, ReservationsModule],
+  imports: [ReservationsModule],
   controllers: [LeasesController],
   providers: [LeasesService, LeaseUpdater, LeasesRepository],
   exports: [LeasesRepository],

@@ -22,10 +22,13 @@ describe('PluginRegistry', () => {
     [[plugin('a:b'), plugin('a:b')], [], 'Two plugins claim the resource type a:b'],
     [[plugin('a:b')], ['c:d'], 'PLUGINS names c:d, which is not a known resource type'],
     [[plugin('a:b')], ['a:b', 'a:b'], 'PLUGINS names a:b twice'],
-  ])('should refuse to start when the configuration is wrong (%#)', (available, enabled, message) => {
-    expect(() => new PluginRegistry(available, enabled)).toThrow(PluginConfigurationError);
-    expect(() => new PluginRegistry(available, enabled)).toThrow(message);
-  });
+  ])(
+    'should refuse to start when the configuration is wrong (%#)',
+    (available, enabled, message) => {
+      expect(() => new PluginRegistry(available, enabled)).toThrow(PluginConfigurationError);
+      expect(() => new PluginRegistry(available, enabled)).toThrow(message);
+    },
+  );
 });
 
 describe('callPlugin', () => {

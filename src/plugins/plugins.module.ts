@@ -1,23 +1,35 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
+import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
 
 /**
- * The registry of enabled resource plugins. Plugins are provided under RESOURCE_PLUGINS
- * by the app module (see app.module.ts); PLUGINS chooses which are enabled.
+ * The resource plugins Climate ships, plus any `extra` ones (test doubles), and the
+ * registry of those PLUGINS enables.
  */
 @Global()
-@Module({
-  providers: [
-    {
-      provide: PluginRegistry,
-      inject: [RESOURCE_PLUGINS, CONFIG],
-      useFactory: (available: ResourcePlugin[], config: Config) =>
-        new PluginRegistry(available, config.plugins),
-    },
-  ],
-  exports: [PluginRegistry],
-})
-export class PluginsModule {}
+@Module({})
+export class PluginsModule {
+  static forRoot(extra: ResourcePlugin[] = []): DynamicModule {
+    return {
+      module: PluginsModule,
+      providers: [
+        PhysicalHostPlugin,
+        {
+          provide: RESOURCE_PLUGINS,
+          inject: [PhysicalHostPlugin],
+          useFactory: (host: PhysicalHostPlugin): ResourcePlugin[] => [host, ...extra],
+        },
+        {
+          provide: PluginRegistry,
+          inject: [RESOURCE_PLUGINS, CONFIG],
+          useFactory: (available: ResourcePlugin[], config: Config) =>
+            new PluginRegistry(available, config.plugins),
+        },
+      ],
+      exports: [PluginRegistry],
+    };
+  }
+}

@@ -35,7 +35,7 @@ export async function startApp(options: TestAppOptions): Promise<TestApp> {
     ...loadConfig({
       DATABASE_URL: options.databaseUrl,
       PLUGINS: recorder.resourceType,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: process.env.TEST_LOGS ?? 'error',
       ...options.env,
     }),
     managerTimer: false,
@@ -44,7 +44,7 @@ export async function startApp(options: TestAppOptions): Promise<TestApp> {
   const app = await buildApp(config, {
     clock,
     plugins: options.plugins ?? [recorder],
-    logger: false,
+    logger: process.env.TEST_LOGS ? undefined : false,
   });
   await app.init();
   const manager = app.get(ManagerService);

@@ -29,7 +29,8 @@ export class RecorderPlugin implements ResourcePlugin {
 
   count(action: Action, reservationId?: string): number {
     return this.calls.filter(
-      (c) => c.action === action && (reservationId === undefined || c.reservationId === reservationId),
+      (c) =>
+        c.action === action && (reservationId === undefined || c.reservationId === reservationId),
     ).length;
   }
 

@@ -1,0 +1,67 @@
+import type { DataSource } from 'typeorm';
+
+/**
+ * Fills a database for the benchmark with set-based SQL: `hosts` hosts in the freepool
+ * (racks of 20, a gpu capability on every tenth) and `perHost` allocations per host
+ * spread over a year, each with its own one-host lease, reservation and events.
+ */
+export async function seed(
+  ds: DataSource,
+  hosts: number,
+  perHost: number,
+  from: Date,
+): Promise<void> {
+  const yearMs = 365 * 86_400_000;
+  await ds.query(
+    `INSERT INTO hosts (hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
+                        hypervisor_version, cpu_info, availability_zone, capabilities, created_at)
+     SELECT 'bench-' || lpad(i::text, 5, '0'), 'bench-' || lpad(i::text, 5, '0'),
+            CASE WHEN i % 2 = 0 THEN 32 ELSE 16 END, 131072, 1000, 'QEMU', 6000000, '', 'nova',
+            jsonb_build_object('rack', 'r' || (i / 20), 'gpu', CASE WHEN i % 10 = 0 THEN 'True' ELSE 'False' END),
+            now()
+       FROM generate_series(1, $1) i`,
+    [hosts],
+  );
+  await ds.query(
+    `INSERT INTO resource_properties (resource_type, property_name, private, created_at)
+     VALUES ('physical:host', 'rack', false, now()), ('physical:host', 'gpu', false, now())
+     ON CONFLICT DO NOTHING`,
+  );
+  await ds.query(
+    `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+     SELECT a.id, h.id, 'freepool', now() FROM hosts h, aggregates a WHERE a.name = 'freepool'`,
+  );
+  // Slot k of host h: a window inside the k-th slice of the year, never overlapping.
+  await ds.query(
+    `CREATE TEMP TABLE bench_alloc AS
+     SELECT gen_random_uuid() AS lease_id, gen_random_uuid() AS reservation_id, h.id AS host_id,
+            $2::timestamptz + (k * $4::bigint / $3 + (random() * $4::bigint / $3 / 2)::bigint) * interval '1 millisecond' AS s,
+            (1 + random() * 0.4) AS frac
+       FROM hosts h, generate_series(0, $3 - 1) k`,
+    [hosts, from, perHost, yearMs],
+  );
+  await ds.query(
+    `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, created_at)
+     SELECT lease_id, 'bench', 'bench', 'bench', s, s + (frac * $1::bigint / $2 / 4) * interval '1 millisecond',
+            'PENDING', now() FROM bench_alloc`,
+    [yearMs, perHost],
+  );
+  await ds.query(
+    `INSERT INTO reservations (id, lease_id, resource_type, status, params, created_at)
+     SELECT reservation_id, lease_id, 'physical:host', 'pending',
+            '{"min":1,"max":1,"hypervisor_properties":"","resource_properties":"","before_end":"default","on_end":"release","affinity":null,"anti_affinity":null,"extra_projects":[]}',
+            now() FROM bench_alloc`,
+  );
+  await ds.query(
+    `INSERT INTO host_allocations (id, reservation_id, host_id, during)
+     SELECT gen_random_uuid(), b.reservation_id, b.host_id, tstzrange(l.start_at, l.end_at, '[)')
+       FROM bench_alloc b JOIN leases l ON l.id = b.lease_id`,
+  );
+  await ds.query(
+    `INSERT INTO events (id, lease_id, event_type, time, status, created_at)
+     SELECT gen_random_uuid(), l.id, t.type, CASE t.type WHEN 'start_lease' THEN l.start_at ELSE l.end_at END,
+            'UNDONE', now()
+       FROM leases l CROSS JOIN (VALUES ('start_lease'), ('end_lease')) t(type) WHERE l.name = 'bench'`,
+  );
+  await ds.query(`ANALYZE`);
+}

@@ -1,0 +1,53 @@
+/** What a compute service reports about a hypervisor. */
+export interface HostInventory {
+  hypervisorHostname: string;
+  serviceName: string;
+  vcpus: number;
+  memoryMb: number;
+  localGb: number;
+  hypervisorType: string;
+  hypervisorVersion: number;
+  cpuInfo: string;
+  availabilityZone: string;
+}
+
+export interface PoolSpec {
+  /** Aggregate name: `freepool`, the reservation id, `rack:r12`, … */
+  name: string;
+  availabilityZone: string | null;
+  metadata: Record<string, string>;
+}
+
+export interface Server {
+  id: string;
+  name: string;
+  projectId: string;
+}
+
+/**
+ * The compute service behind Climate's pools. Climate's database is always the record of
+ * which host is in which pool; a driver mirrors those pools into the compute service
+ * (Nova host aggregates) and acts on servers. Every method must be idempotent: creating
+ * a pool that exists, adding a host that is there, or deleting what is gone succeeds.
+ */
+export interface ComputeDriver {
+  readonly name: string;
+
+  /**
+   * Inventory of a hypervisor by name or id, or null when the driver has no inventory of
+   * its own and the request must carry it (the builtin driver).
+   */
+  hostInventory(nameOrId: string): Promise<HostInventory | null>;
+
+  ensurePool(pool: PoolSpec): Promise<void>;
+  deletePool(name: string): Promise<void>;
+  addHost(pool: string, host: string): Promise<void>;
+  removeHost(pool: string, host: string): Promise<void>;
+
+  /** Servers running on a host (all projects). */
+  serversOnHost(host: string): Promise<Server[]>;
+  deleteServer(id: string): Promise<void>;
+  snapshotServer(id: string, imageName: string): Promise<void>;
+}
+
+export const COMPUTE_DRIVER = Symbol('COMPUTE_DRIVER');

@@ -1,0 +1,82 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** Hosts, their properties, pools (aggregates) and host allocations. */
+export class Pools1763900000000 implements MigrationInterface {
+  name = 'Pools1763900000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE hosts (
+        id serial PRIMARY KEY,
+        hypervisor_hostname varchar(255) NOT NULL UNIQUE,
+        service_name varchar(255) NOT NULL,
+        vcpus integer NOT NULL CHECK (vcpus >= 0),
+        memory_mb integer NOT NULL CHECK (memory_mb >= 0),
+        local_gb integer NOT NULL CHECK (local_gb >= 0),
+        hypervisor_type varchar(255) NOT NULL,
+        hypervisor_version integer NOT NULL,
+        cpu_info text NOT NULL,
+        availability_zone varchar(255) NOT NULL,
+        reservable boolean NOT NULL DEFAULT true,
+        capabilities jsonb NOT NULL DEFAULT '{}',
+        trust_id varchar(36),
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz
+      )`);
+    await q.query(`
+      CREATE TABLE resource_properties (
+        id serial PRIMARY KEY,
+        resource_type varchar(255) NOT NULL,
+        property_name varchar(64) NOT NULL,
+        private boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz,
+        UNIQUE (resource_type, property_name)
+      )`);
+    await q.query(`
+      CREATE TABLE aggregates (
+        id serial PRIMARY KEY,
+        name varchar(255) NOT NULL UNIQUE,
+        kind varchar(16) NOT NULL
+          CHECK (kind IN ('freepool','shared','recycle','reservation','topology')),
+        availability_zone varchar(255),
+        metadata jsonb NOT NULL DEFAULT '{}',
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz
+      )`);
+    await q.query(`
+      CREATE TABLE aggregate_hosts (
+        aggregate_id integer NOT NULL REFERENCES aggregates (id) ON DELETE CASCADE,
+        host_id integer NOT NULL REFERENCES hosts (id) ON DELETE CASCADE,
+        kind varchar(16) NOT NULL,
+        since timestamptz NOT NULL,
+        PRIMARY KEY (aggregate_id, host_id)
+      )`);
+    // A host sits in exactly one pool at a time (topology aggregates do not count).
+    await q.query(
+      `CREATE UNIQUE INDEX aggregate_hosts_one_pool ON aggregate_hosts (host_id) WHERE kind <> 'topology'`,
+    );
+    await q.query(`
+      CREATE TABLE host_allocations (
+        id uuid PRIMARY KEY,
+        reservation_id uuid NOT NULL REFERENCES reservations (id) ON DELETE CASCADE,
+        host_id integer NOT NULL REFERENCES hosts (id),
+        during tstzrange NOT NULL CHECK (NOT isempty(during)),
+        CONSTRAINT host_allocations_no_overlap EXCLUDE USING gist (host_id WITH =, during WITH &&)
+      )`);
+    await q.query(`CREATE INDEX host_allocations_reservation ON host_allocations (reservation_id)`);
+    await q.query(`CREATE INDEX host_allocations_during ON host_allocations USING gist (during)`);
+    await q.query(
+      `INSERT INTO aggregates (name, kind, created_at) VALUES ('freepool', 'freepool', now()),
+         ('shared', 'shared', now()), ('recycle', 'recycle', now())`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE host_allocations`);
+    await q.query(`DROP TABLE aggregate_hosts`);
+    await q.query(`DROP TABLE aggregates`);
+    await q.query(`DROP TABLE resource_properties`);
+    await q.query(`DROP TABLE hosts`);
+  }
+}

@@ -1,0 +1,177 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../../common/clock.js';
+import { formatWireDate } from '../../common/dates.js';
+import { Conflict, InvalidInput } from '../../common/errors.js';
+import type { JsonObject } from '../../common/json.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import type { Lease } from '../../leases/entities/lease.entity.js';
+import type { Reservation } from '../../reservations/entities/reservation.entity.js';
+import { AllocationsRepository, HostQuery, Span } from '../../pools/allocations.repository.js';
+import { combine, HostQueryBuilder } from '../../pools/host-query.js';
+import { PoolSync } from '../../pools/pool-sync.js';
+import type { ResourcePlugin, Window } from '../resource-plugin.js';
+import { asHostParams, HostParams, validateHostParams } from './host-params.js';
+
+export class NotEnoughHosts extends Conflict {
+  constructor(detail = '') {
+    super(`Not enough hosts available${detail}`, 'NotEnoughHostsAvailable');
+  }
+}
+
+/**
+ * `physical:host`: whole hosts from the reservation pool, exclusive for the lease's
+ * window widened by the cleaning time. Allocation is set-based SQL; the exclusion
+ * constraint on host_allocations makes double booking impossible.
+ */
+@Injectable()
+export class PhysicalHostPlugin implements ResourcePlugin {
+  readonly resourceType = 'physical:host';
+  private readonly logger = new Logger('physical:host');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly allocations: AllocationsRepository,
+    private readonly queries: HostQueryBuilder,
+    private readonly pools: PoolSync,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  validate(values: Record<string, unknown>): JsonObject {
+    return { ...validateHostParams(values, this.config.topologyLevels) };
+  }
+
+  validateUpdate(
+    reservation: Reservation,
+    changes: Record<string, unknown>,
+    lease: Lease,
+  ): JsonObject {
+    const current = asHostParams(reservation.params);
+    const fixed = ['before_end', 'on_end', 'affinity', 'anti_affinity'].filter((k) => k in changes);
+    if (fixed.length > 0) {
+      throw new InvalidInput(`${fixed.join(', ')} cannot be updated`, 'CantUpdateParameter');
+    }
+    if (reservation.status === 'active' && lease.status !== 'ACTIVE') {
+      throw new InvalidInput('This reservation cannot be updated now', 'CantUpdateParameter');
+    }
+    return { ...validateHostParams({ ...current, ...changes }, this.config.topologyLevels) };
+  }
+
+  /** The allocation window: the lease's, with the cleaning time after its end. */
+  span(window: Window): Span {
+    return {
+      start: window.start,
+      end: new Date(window.end.getTime() + this.config.cleaningTimeMinutes * 60_000),
+    };
+  }
+
+  async query(em: EntityManager, params: HostParams): Promise<HostQuery> {
+    const requirement = combine(params.hypervisor_properties, params.resource_properties);
+    return this.queries.build(em, requirement, {
+      affinity: params.affinity,
+      antiAffinity: params.anti_affinity,
+    });
+  }
+
+  async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
+    const params = asHostParams(reservation.params);
+    const q = await this.query(tx, params);
+    const during = this.span(window);
+    const hosts = await this.allocations.findFree(tx, q, during, params);
+    if (hosts.length < params.min) throw await this.noRoom(tx, q, params.min, window);
+    await this.allocations.insert(tx, reservation.id, hosts, during);
+  }
+
+  /**
+   * Re-allocates for new parameters or dates, keeping the hosts that still fit. An
+   * active reservation may gain hosts but never lose one it is using.
+   */
+  async update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
+    const params = asHostParams(reservation.params);
+    const q = await this.query(tx, params);
+    const during = this.span(window);
+    const current = await this.allocations.hostsOf(tx, reservation.id);
+    const placed = params.affinity !== null || params.anti_affinity !== null;
+    let kept = placed ? [] : await this.allocations.stillFitting(tx, reservation.id, q, during);
+    kept = kept.slice(0, params.max);
+    if (placed) await this.allocations.release(tx, reservation.id);
+    else await this.allocations.reshape(tx, reservation.id, kept, during);
+    const wanted = { min: Math.max(params.min - kept.length, 0), max: params.max - kept.length };
+    const added =
+      wanted.max > 0
+        ? await this.allocations.findFree(tx, q, during, wanted, {
+            ownReservation: reservation.id,
+            exclude: kept,
+          })
+        : [];
+    if (kept.length + added.length < params.min) throw await this.noRoom(tx, q, params.min, window);
+    await this.allocations.insert(tx, reservation.id, added, during);
+    if (reservation.status === 'active') {
+      const now = await this.allocations.hostsOf(tx, reservation.id);
+      const lost = current.filter((h) => !now.includes(h));
+      if (lost.length > 0) {
+        throw new NotEnoughHosts(': an active reservation cannot give up hosts it is using');
+      }
+    }
+  }
+
+  async release(tx: EntityManager, reservation: Reservation): Promise<void> {
+    await this.allocations.release(tx, reservation.id);
+  }
+
+  /** Creates the reservation's pool and moves its hosts in from the freepool. */
+  async onStart(reservation: Reservation, lease: Lease): Promise<void> {
+    const params = asHostParams(reservation.params);
+    const metadata: Record<string, string> = {
+      'blazar:owner': lease.projectId,
+      filter_tenant_id: [lease.projectId, ...params.extra_projects].join(','),
+    };
+    for (const project of params.extra_projects) metadata[project] = 'true';
+    await this.pools.syncReservationPool(reservation.id, metadata);
+  }
+
+  async beforeEnd(reservation: Reservation): Promise<void> {
+    const params = asHostParams(reservation.params);
+    const action =
+      params.before_end === 'default' ? this.config.beforeEndAction : params.before_end;
+    if (action === 'snapshot') await this.pools.snapshotServers(reservation.id);
+  }
+
+  /** Removes the servers (unless recycled), moves the hosts on, deletes the pool. */
+  async onEnd(reservation: Reservation): Promise<void> {
+    const params = asHostParams(reservation.params);
+    await this.pools.endReservationPool(reservation.id, params.on_end);
+  }
+
+  present(reservation: Reservation): JsonObject {
+    const p = asHostParams(reservation.params);
+    return {
+      min: p.min,
+      max: p.max,
+      hypervisor_properties: p.hypervisor_properties,
+      resource_properties: p.resource_properties,
+      before_end: p.before_end,
+      on_end: p.on_end,
+      affinity: p.affinity,
+      anti_affinity: p.anti_affinity,
+    };
+  }
+
+  /** 409 with the earliest start at which the request would fit, when there is one. */
+  private async noRoom(
+    tx: EntityManager,
+    q: HostQuery,
+    min: number,
+    window: Window,
+  ): Promise<Conflict> {
+    const duration = this.span(window).end.getTime() - window.start.getTime();
+    const [first] = await this.allocations.earliestStarts(tx, q, min, duration, window.start, 1);
+    if (first === undefined) {
+      return new NotEnoughHosts(`: fewer than ${min} hosts match the request`);
+    }
+    const at = formatWireDate(first.start).slice(0, 16).replace('T', ' ');
+    return new NotEnoughHosts(`; the earliest start with ${min} free matching host(s) is ${at}`);
+  }
+}

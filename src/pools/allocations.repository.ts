@@ -1,0 +1,267 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { sql } from '../database/sql.js';
+
+/** Which hosts a request may use: a compiled requirement and the topology placement. */
+export interface HostQuery {
+  /** SQL boolean over `h` (hosts); placeholders number from $1 of `params`. */
+  where: string;
+  params: unknown[];
+  affinity?: string | null;
+  antiAffinity?: string | null;
+}
+
+export interface Span {
+  start: Date;
+  end: Date;
+}
+
+export interface AllocationRow {
+  host_id: number;
+  reservation_id: string;
+  lease_id: string;
+  start_at: Date;
+  end_at: Date;
+}
+
+/** Reservable, in the reservation pool (not shared), and matching the requirement. */
+function eligible(q: HostQuery): string {
+  return `h.reservable
+    AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
+    AND (${q.where})`;
+}
+
+/** `$n` for the next parameter pushed onto `params`. */
+function bind(params: unknown[], value: unknown): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
+/**
+ * Host allocations, with set-based SQL throughout: candidates are found by one query
+ * over hosts with an index probe into host_allocations, never by a loop over hosts.
+ * The exclusion constraint on host_allocations is the last word on overlap.
+ */
+@Injectable()
+export class AllocationsRepository {
+  /**
+   * Up to `max` hosts free over `during` (other reservations' allocations only), locked
+   * for this transaction. Rows another transaction is choosing right now are skipped, so
+   * concurrent creates pick different hosts; when that leaves too few, a second pass
+   * waits for those transactions instead of refusing early.
+   */
+  async findFree(
+    tx: EntityManager,
+    q: HostQuery,
+    during: Span,
+    count: { min: number; max: number },
+    options: { ownReservation?: string; exclude?: number[] } = {},
+  ): Promise<number[]> {
+    const params = [...q.params];
+    const range = `tstzrange(${bind(params, during.start)}, ${bind(params, during.end)}, '[)')`;
+    const own = bind(params, options.ownReservation ?? null);
+    const exclude = bind(params, options.exclude ?? []);
+    const base = `FROM hosts h
+      WHERE ${eligible(q)}
+        AND NOT (h.id = ANY(${exclude}::int[]))
+        AND NOT EXISTS (SELECT 1 FROM host_allocations a WHERE a.host_id = h.id
+                          AND a.during && ${range}
+                          AND a.reservation_id IS DISTINCT FROM ${own}::uuid)`;
+    if (q.affinity || q.antiAffinity) {
+      return this.findPlaced(tx, q, base, params, count);
+    }
+    const limit = bind(params, count.max);
+    const picked = await sql<{ id: number }>(
+      tx,
+      `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
+      params,
+    );
+    let ids = picked.rows.map((r) => r.id);
+    if (ids.length < count.min) {
+      const waited = await sql<{ id: number }>(
+        tx,
+        `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h`,
+        params,
+      );
+      ids = waited.rows.map((r) => r.id);
+    }
+    return ids;
+  }
+
+  /** Topology placement: all under one label of a level, or at most one per label. */
+  private async findPlaced(
+    tx: EntityManager,
+    q: HostQuery,
+    base: string,
+    params: unknown[],
+    count: { min: number; max: number },
+  ): Promise<number[]> {
+    const level = bind(params, q.affinity ?? q.antiAffinity);
+    const max = bind(params, count.max);
+    const free = `SELECT h.id, h.capabilities ->> ${level}::text AS label ${base} AND h.capabilities ? ${level}::text`;
+    const query = q.affinity
+      ? `WITH free AS (${free}),
+              best AS (SELECT label FROM free GROUP BY label HAVING count(*) >= ${bind(params, count.min)}::int
+                        ORDER BY count(*) DESC, label LIMIT 1)
+         SELECT id FROM free WHERE label = (SELECT label FROM best) ORDER BY id LIMIT ${max}::int`
+      : `WITH free AS (${free}),
+              one AS (SELECT DISTINCT ON (label) id FROM free ORDER BY label, id)
+         SELECT id FROM one ORDER BY id LIMIT ${max}::int`;
+    const { rows } = await sql<{ id: number }>(tx, query, params);
+    const ids = rows.map((r) => r.id);
+    if (ids.length > 0) {
+      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+    }
+    return ids;
+  }
+
+  async insert(
+    tx: EntityManager,
+    reservationId: string,
+    hostIds: number[],
+    during: Span,
+  ): Promise<void> {
+    if (hostIds.length === 0) return;
+    await sql(
+      tx,
+      `INSERT INTO host_allocations (id, reservation_id, host_id, during)
+       SELECT gen_random_uuid(), $1, h, tstzrange($3, $4, '[)') FROM unnest($2::int[]) h`,
+      [reservationId, hostIds, during.start, during.end],
+    );
+  }
+
+  async hostsOf(em: EntityManager, reservationId: string): Promise<number[]> {
+    const { rows } = await sql<{ host_id: number }>(
+      em,
+      `SELECT host_id FROM host_allocations WHERE reservation_id = $1 ORDER BY host_id`,
+      [reservationId],
+    );
+    return rows.map((r) => r.host_id);
+  }
+
+  /** Of the reservation's hosts, those that match `q` and are free over `during`. */
+  async stillFitting(
+    tx: EntityManager,
+    reservationId: string,
+    q: HostQuery,
+    during: Span,
+  ): Promise<number[]> {
+    const params = [...q.params];
+    const own = bind(params, reservationId);
+    const range = `tstzrange(${bind(params, during.start)}, ${bind(params, during.end)}, '[)')`;
+    const { rows } = await sql<{ id: number }>(
+      tx,
+      `SELECT h.id FROM hosts h
+        WHERE h.id IN (SELECT host_id FROM host_allocations WHERE reservation_id = ${own}::uuid)
+          AND ${eligible(q)}
+          AND NOT EXISTS (SELECT 1 FROM host_allocations a WHERE a.host_id = h.id
+                            AND a.during && ${range} AND a.reservation_id <> ${own}::uuid)
+        ORDER BY h.id FOR UPDATE OF h`,
+      params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Keeps `keep` (moved to the new window) and drops the reservation's other hosts. */
+  async reshape(
+    tx: EntityManager,
+    reservationId: string,
+    keep: number[],
+    during: Span,
+  ): Promise<void> {
+    await sql(
+      tx,
+      `DELETE FROM host_allocations WHERE reservation_id = $1 AND NOT (host_id = ANY($2::int[]))`,
+      [reservationId, keep],
+    );
+    await sql(
+      tx,
+      `UPDATE host_allocations SET during = tstzrange($2, $3, '[)')
+        WHERE reservation_id = $1 AND during <> tstzrange($2, $3, '[)')`,
+      [reservationId, during.start, during.end],
+    );
+  }
+
+  async release(tx: EntityManager, reservationId: string): Promise<void> {
+    await sql(tx, `DELETE FROM host_allocations WHERE reservation_id = $1`, [reservationId]);
+  }
+
+  /**
+   * Earliest starts, from `from` on, at which `count` matching hosts are all free for
+   * `durationMs`: the candidates are `from` and every allocation end after it.
+   */
+  async earliestStarts(
+    em: EntityManager,
+    q: HostQuery,
+    count: number,
+    durationMs: number,
+    from: Date,
+    limit: number,
+  ): Promise<{ start: Date; free: number }[]> {
+    const params = [...q.params];
+    const fromP = bind(params, from);
+    const dur = bind(params, `${durationMs} milliseconds`);
+    const need = bind(params, count);
+    const lim = bind(params, limit);
+    const { rows } = await sql<{ t: Date; free: string }>(
+      em,
+      `WITH matching AS (SELECT h.id FROM hosts h WHERE ${eligible(q)}),
+            times AS (
+              SELECT ${fromP}::timestamptz AS t
+              UNION
+              SELECT upper(a.during) FROM host_allocations a JOIN matching m ON m.id = a.host_id
+               WHERE upper(a.during) > ${fromP}::timestamptz),
+            ordered AS (SELECT t FROM times ORDER BY t)
+       SELECT o.t, f.free FROM ordered o
+       CROSS JOIN LATERAL (
+         SELECT count(*) AS free FROM matching m WHERE NOT EXISTS (
+           SELECT 1 FROM host_allocations a WHERE a.host_id = m.id
+              AND a.during && tstzrange(o.t, o.t + ${dur}::interval, '[)'))) f
+       WHERE f.free >= ${need} LIMIT ${lim}`,
+      params,
+    );
+    return rows.map((r) => ({ start: r.t, free: Number(r.free) }));
+  }
+
+  /**
+   * The capacity plan: per step of [start, end), how many matching hosts are in the
+   * reservation pool, how many of those are reserved at some point of the step, and how
+   * many matching hosts are out of the pool (shared or not reservable).
+   */
+  async capacity(
+    em: EntityManager,
+    q: HostQuery,
+    span: Span,
+    stepMs: number,
+  ): Promise<{ start: Date; total: number; reserved: number; outOfPool: number }[]> {
+    const params = [...q.params];
+    const start = bind(params, span.start);
+    const end = bind(params, span.end);
+    const step = bind(params, `${stepMs} milliseconds`);
+    const { rows } = await sql<{ t: Date; total: string; reserved: string; out_of_pool: string }>(
+      em,
+      `WITH matching AS (
+              SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
+                FROM hosts h WHERE (${q.where})),
+            counts AS (SELECT count(*) FILTER (WHERE in_pool) AS total,
+                              count(*) FILTER (WHERE NOT in_pool) AS out_of_pool FROM matching),
+            steps AS (SELECT t, least(t + ${step}::interval, ${end}::timestamptz) AS t2
+                        FROM generate_series(${start}::timestamptz, ${end}::timestamptz
+                                             - interval '1 microsecond', ${step}::interval) t),
+            busy AS (SELECT s.t, count(DISTINCT a.host_id) AS reserved
+                       FROM steps s
+                       JOIN host_allocations a ON a.during && tstzrange(s.t, s.t2, '[)')
+                       JOIN matching m ON m.id = a.host_id AND m.in_pool
+                      GROUP BY s.t)
+       SELECT s.t, c.total, coalesce(b.reserved, 0) AS reserved, c.out_of_pool
+         FROM steps s CROSS JOIN counts c LEFT JOIN busy b ON b.t = s.t ORDER BY s.t`,
+      params,
+    );
+    return rows.map((r) => ({
+      start: r.t,
+      total: Number(r.total),
+      reserved: Number(r.reserved),
+      outOfPool: Number(r.out_of_pool),
+    }));
+  }
+}

@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { formatWireDate, parseInputDate } from '../common/dates.js';
+import { parseDuration } from '../common/durations.js';
+import { InvalidInput, NotFound } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { sql } from '../database/sql.js';
+import { AllocationsRepository } from './allocations.repository.js';
+import { combine, HostQueryBuilder } from './host-query.js';
+
+export interface AllocationFilter {
+  lease_id?: string;
+  reservation_id?: string;
+  host_id?: number;
+  start?: string;
+  end?: string;
+}
+
+const MAX_STEPS = 2000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuidOrNull(name: string, value: unknown): string | null {
+  if (value === undefined || value === '') return null;
+  if (typeof value !== 'string' || !UUID.test(value))
+    throw new InvalidInput(`${name} must be an id`);
+  return value;
+}
+
+function positive(name: string, value: unknown, fallback: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    throw new InvalidInput(`${name} must be a whole number from 1 to ${max}`);
+  }
+  return n;
+}
+
+/** Allocations (Blazar's shape), the capacity plan and earliest availability. */
+@Injectable()
+export class AllocationsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly allocations: AllocationsRepository,
+    private readonly queries: HostQueryBuilder,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * One entry per host, with the reservations on it. Without filters: current and
+   * future ones; `lease_id` / `reservation_id` drop that bound; `start`/`end` set a window.
+   */
+  async list(filter: AllocationFilter): Promise<JsonObject[]> {
+    const now = this.clock.now();
+    const leaseId = uuidOrNull('lease_id', filter.lease_id);
+    const reservationId = uuidOrNull('reservation_id', filter.reservation_id);
+    const start = filter.start ? parseInputDate(filter.start, now) : null;
+    const end = filter.end ? parseInputDate(filter.end, now) : null;
+    const unbounded = leaseId !== null || reservationId !== null;
+    const { rows } = await sql<{ host_id: number; reservations: JsonObject[] }>(
+      this.dataSource.manager,
+      `SELECT h.id AS host_id,
+              coalesce(json_agg(json_build_object('id', x.reservation_id, 'lease_id', x.lease_id,
+                                                  'start_at', x.start_at, 'end_at', x.end_at)
+                                ORDER BY x.start_at, x.reservation_id)
+                       FILTER (WHERE x.reservation_id IS NOT NULL), '[]') AS reservations
+         FROM hosts h
+         LEFT JOIN (
+           SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at
+             FROM host_allocations a
+             JOIN reservations r ON r.id = a.reservation_id
+             JOIN leases l ON l.id = r.lease_id
+            WHERE ($1::uuid IS NULL OR l.id = $1)
+              AND ($2::uuid IS NULL OR r.id = $2)
+              AND ($3 OR l.end_at >= $4)
+              AND ($5::timestamptz IS NULL OR l.end_at > $5)
+              AND ($6::timestamptz IS NULL OR l.start_at < $6)) x ON x.host_id = h.id
+        WHERE ($7::int IS NULL OR h.id = $7)
+        GROUP BY h.id ORDER BY h.id`,
+      [leaseId, reservationId, unbounded, now, start, end, filter.host_id ?? null],
+    );
+    return rows.map((r) => ({
+      resource_id: String(r.host_id),
+      reservations: r.reservations.map((x) => ({
+        id: x.id as string,
+        lease_id: x.lease_id as string,
+        start_date: formatWireDate(new Date(x.start_at as string)),
+        end_date: formatWireDate(new Date(x.end_at as string)),
+      })),
+    }));
+  }
+
+  async forHost(hostId: string, filter: AllocationFilter): Promise<JsonObject> {
+    const id = /^[0-9]{1,9}$/.test(hostId) ? Number(hostId) : null;
+    const [allocation] = id === null ? [] : await this.list({ ...filter, host_id: id });
+    if (allocation === undefined) throw new NotFound('host_id', hostId);
+    return allocation;
+  }
+
+  async capacity(query: Record<string, unknown>): Promise<JsonObject> {
+    const now = this.clock.now();
+    if (query.start === undefined || query.end === undefined) {
+      throw new InvalidInput('start and end are required', 'MissingParameter');
+    }
+    const start = parseInputDate(query.start, now);
+    const end = parseInputDate(query.end, now);
+    if (end <= start) throw new InvalidInput('end must be later than start');
+    const step = parseDuration('step', query.step ?? '1h');
+    if ((end.getTime() - start.getTime()) / step > MAX_STEPS) {
+      throw new InvalidInput(`At most ${MAX_STEPS} steps; use a larger step`);
+    }
+    const em = this.dataSource.manager;
+    const q = await this.queries.build(
+      em,
+      combine(query.hypervisor_properties, query.resource_properties),
+    );
+    const plan = await this.allocations.capacity(em, q, { start, end }, step);
+    return {
+      capacity: plan.map((p) => ({
+        start_date: formatWireDate(p.start),
+        end_date: formatWireDate(new Date(Math.min(p.start.getTime() + step, end.getTime()))),
+        total: p.total,
+        reserved: p.reserved,
+        free: p.total - p.reserved,
+        out_of_pool: p.outOfPool,
+      })),
+    };
+  }
+
+  async availability(query: Record<string, unknown>): Promise<JsonObject> {
+    const now = this.clock.now();
+    const count = positive('count', query.count, 1, 100_000);
+    const duration = parseDuration('duration', query.duration);
+    const limit = positive('limit', query.limit, 5, 100);
+    const from = query.start === undefined ? now : parseInputDate(query.start, now);
+    const em = this.dataSource.manager;
+    const q = await this.queries.build(
+      em,
+      combine(query.hypervisor_properties, query.resource_properties),
+    );
+    const starts = await this.allocations.earliestStarts(em, q, count, duration, from, limit);
+    return {
+      availability: starts.map((s) => ({
+        start_date: formatWireDate(s.start),
+        end_date: formatWireDate(new Date(s.start.getTime() + duration)),
+        free_hosts: s.free,
+      })),
+    };
+  }
+}

@@ -1,0 +1,216 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { pgCode } from '../database/transaction.js';
+import { sql } from '../database/sql.js';
+import { withTransaction } from '../database/transaction.js';
+import { Host } from './entities/host.entity.js';
+import { HealingService } from './healing.service.js';
+import { builtinInventory, splitHostFields } from './host-fields.js';
+import { toHostWire } from './host.mapper.js';
+import { HostPropertiesService } from './host-properties.service.js';
+import { PoolsRepository } from './pools.repository.js';
+import { FREEPOOL } from './pool-sync.js';
+import { combine } from './host-query.js';
+import { requirementKeys } from './requirements.js';
+
+const HOST_ID = /^[0-9]{1,9}$/;
+
+/** Hosts of the reservation pool (/v1/os-hosts), admin only. */
+@Injectable()
+export class HostsService {
+  private readonly logger = new Logger('hosts');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pools: PoolsRepository,
+    private readonly properties: HostPropertiesService,
+    private readonly healing: HealingService,
+    private readonly clock: Clock,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async list(): Promise<JsonObject[]> {
+    const em = this.dataSource.manager;
+    const hosts = await em.find(Host, { order: { id: 'ASC' } });
+    const pools = await this.poolNames(em);
+    return hosts.map((h) => toHostWire(h, pools.get(h.id) ?? null));
+  }
+
+  async get(id: string): Promise<JsonObject> {
+    const em = this.dataSource.manager;
+    const host = await this.find(em, id);
+    return toHostWire(host, (await this.pools.poolOf(em, host.id))?.name ?? null);
+  }
+
+  async create(body: Record<string, unknown>): Promise<JsonObject> {
+    const name = body.name ?? body.id;
+    if (name === undefined || name === null || name === '') throw new MissingParameter('name');
+    if (typeof name !== 'string' && typeof name !== 'number') {
+      throw new InvalidInput('Malformed parameter name', 'MalformedParameter');
+    }
+    const fields = splitHostFields(body, ['name', 'id']);
+    const inventory =
+      (await this.driver.hostInventory(String(name))) ??
+      builtinInventory(String(name), fields.inventory);
+    const servers = await this.driver.serversOnHost(inventory.hypervisorHostname);
+    if (servers.length > 0) {
+      throw new Conflict(
+        `Servers [${servers.map((s) => s.id).join(', ')}] found for host ${inventory.hypervisorHostname}`,
+        'HostHavingServers',
+      );
+    }
+    const host = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const row = tx.create(Host, {
+        ...inventory,
+        reservable: fields.reservable ?? true,
+        capabilities: fields.capabilities,
+        trustId: null,
+        createdAt: now,
+        updatedAt: null,
+      });
+      try {
+        await tx.insert(Host, row);
+      } catch (error) {
+        if (pgCode(error) === '23505') {
+          throw new Conflict(
+            `Host ${inventory.hypervisorHostname} is already registered`,
+            'HostExists',
+          );
+        }
+        throw error;
+      }
+      await this.properties.register(tx, Object.keys(fields.capabilities), now);
+      await this.pools.moveHosts(tx, [row.id], FREEPOOL, now);
+      await this.pools.setTopology(tx, row.id, this.topology(row.capabilities), now);
+      return row;
+    });
+    await this.driver.addHost(FREEPOOL, host.hypervisorHostname);
+    this.logger.log({ msg: 'host registered', host: host.hypervisorHostname, id: host.id });
+    return toHostWire(host, FREEPOOL);
+  }
+
+  /**
+   * Sets capabilities (and, with the builtin driver, inventory fields). A value that a
+   * pending or active reservation on this host depends on cannot change (409).
+   * `reservable: false` marks the host failed and heals its reservations.
+   */
+  async update(id: string, body: Record<string, unknown>): Promise<JsonObject> {
+    if (Object.keys(body).length === 0) throw new InvalidInput('No data to update');
+    const fields = splitHostFields(body, []);
+    const { host, healNeeded } = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const host = await this.find(tx, id, true);
+      const before = toHostWire(host, null);
+      const patch: Partial<Host> = { ...fields.inventory };
+      const changed = Object.entries({ ...fields.capabilities, ...this.snake(fields.inventory) })
+        .filter(([k, v]) => String(before[k]) !== String(v))
+        .map(([k]) => k);
+      const inUse = await this.keysInUse(tx, host.id, now);
+      const blocked = changed.filter((k) => inUse.has(k));
+      if (blocked.length > 0) {
+        throw new Conflict(
+          `Can't add extracapabilities [${blocked.join(', ')}] to Host ${host.id}`,
+          'CantAddExtraCapability',
+        );
+      }
+      patch.capabilities = { ...host.capabilities, ...fields.capabilities };
+      const healNeeded = fields.reservable !== undefined && fields.reservable !== host.reservable;
+      if (fields.reservable !== undefined) patch.reservable = fields.reservable;
+      patch.updatedAt = now;
+      await tx.update(Host, { id: host.id }, patch);
+      await this.properties.register(tx, Object.keys(fields.capabilities), now);
+      await this.pools.setTopology(tx, host.id, this.topology(patch.capabilities), now);
+      return { host: Object.assign(host, patch), healNeeded };
+    });
+    if (healNeeded) await this.healing.heal();
+    return this.get(String(host.id));
+  }
+
+  async delete(id: string): Promise<void> {
+    const em = this.dataSource.manager;
+    const found = await this.find(em, id);
+    const servers = await this.driver.serversOnHost(found.hypervisorHostname);
+    if (servers.length > 0) {
+      throw new Conflict(
+        `Servers [${servers.map((s) => s.id).join(', ')}] found for host ${found.hypervisorHostname}`,
+        'HostHavingServers',
+      );
+    }
+    const pool = await withTransaction(this.dataSource, async (tx) => {
+      const host = await this.find(tx, id, true);
+      const { rows } = await sql(tx, `SELECT 1 FROM host_allocations WHERE host_id = $1 LIMIT 1`, [
+        host.id,
+      ]);
+      if (rows.length > 0) {
+        throw new Conflict(`Can't delete host ${host.id}. The host is reserved.`, 'CantDeleteHost');
+      }
+      const pool = await this.pools.poolOf(tx, host.id);
+      await tx.delete(Host, { id: host.id });
+      await this.pools.setTopology(tx, host.id, {}, this.clock.now());
+      return pool;
+    });
+    if (pool !== null) await this.driver.removeHost(pool.name, found.hypervisorHostname);
+  }
+
+  async find(em: EntityManager, id: string, lock = false): Promise<Host> {
+    const host = HOST_ID.test(id)
+      ? await em.findOne(Host, {
+          where: { id: Number(id) },
+          ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+        })
+      : null;
+    if (host === null) throw new NotFound('host_id', id);
+    return host;
+  }
+
+  /** Requirement keys of reservations that hold this host now or later. */
+  private async keysInUse(tx: EntityManager, hostId: number, now: Date): Promise<Set<string>> {
+    const { rows } = await sql<{ params: Record<string, unknown> }>(
+      tx,
+      `SELECT DISTINCT r.params FROM host_allocations a JOIN reservations r ON r.id = a.reservation_id
+        WHERE a.host_id = $1 AND upper(a.during) > $2 AND r.status IN ('pending', 'active')`,
+      [hostId, now],
+    );
+    const keys = new Set<string>();
+    for (const { params } of rows) {
+      const req = combine(params.hypervisor_properties ?? '', params.resource_properties ?? '');
+      for (const key of requirementKeys(req)) keys.add(key);
+    }
+    return keys;
+  }
+
+  private topology(capabilities: JsonObject): Record<string, string> {
+    const labels: Record<string, string> = {};
+    for (const level of this.config.topologyLevels) {
+      const value: unknown = capabilities[level];
+      if (typeof value === 'string' && value !== '') labels[level] = value;
+    }
+    return labels;
+  }
+
+  private snake(inventory: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(
+      Object.entries(inventory).map(([k, v]) => [
+        k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+        v,
+      ]),
+    );
+  }
+
+  private async poolNames(em: EntityManager): Promise<Map<number, string>> {
+    const { rows } = await sql<{ host_id: number; name: string }>(
+      em,
+      `SELECT ah.host_id, a.name FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
+        WHERE ah.kind <> 'topology'`,
+    );
+    return new Map(rows.map((r) => [r.host_id, r.name]));
+  }
+}

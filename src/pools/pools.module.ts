@@ -1,0 +1,47 @@
+import { Global, Module } from '@nestjs/common';
+import { BuiltinDriver } from '../compute/builtin.driver.js';
+import { COMPUTE_DRIVER } from '../compute/compute-driver.js';
+import { AllocationsRepository } from './allocations.repository.js';
+import { AllocationsService } from './allocations.service.js';
+import { HealingService } from './healing.service.js';
+import { HostMover } from './host-mover.js';
+import { HostPropertiesService } from './host-properties.service.js';
+import { HostQueryBuilder } from './host-query.js';
+import { HostsController } from './hosts.controller.js';
+import { HostsService } from './hosts.service.js';
+import { PoolSync } from './pool-sync.js';
+import { PoolsRepository } from './pools.repository.js';
+import { PoolsService } from './pools.service.js';
+import { PoolsMaintenance } from './pools-maintenance.js';
+import { SchedulerController } from './scheduler.controller.js';
+import { SchedulerFilterService } from './scheduler-filter.service.js';
+
+/** Hosts, pools, allocations, the capacity plan and the scheduler filter. */
+@Global()
+@Module({
+  controllers: [HostsController, SchedulerController],
+  providers: [
+    { provide: COMPUTE_DRIVER, useClass: BuiltinDriver },
+    AllocationsRepository,
+    AllocationsService,
+    HealingService,
+    HostMover,
+    HostPropertiesService,
+    HostQueryBuilder,
+    HostsService,
+    PoolSync,
+    PoolsRepository,
+    PoolsService,
+    PoolsMaintenance,
+    SchedulerFilterService,
+  ],
+  exports: [
+    COMPUTE_DRIVER,
+    AllocationsRepository,
+    HealingService,
+    HostQueryBuilder,
+    PoolSync,
+    PoolsRepository,
+  ],
+})
+export class PoolsModule {}

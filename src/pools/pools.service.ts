@@ -1,0 +1,78 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { Conflict, InvalidInput } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { withTransaction } from '../database/transaction.js';
+import { HealingService } from './healing.service.js';
+import { HostMover } from './host-mover.js';
+import { HostsService } from './hosts.service.js';
+import { FREEPOOL } from './pool-sync.js';
+import { PoolsRepository } from './pools.repository.js';
+
+const MOVABLE = ['shared', FREEPOOL] as const;
+
+/** Admin moves between the reservation pool (freepool) and the shared pool. */
+@Injectable()
+export class PoolsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pools: PoolsRepository,
+    private readonly hosts: HostsService,
+    private readonly mover: HostMover,
+    private readonly healing: HealingService,
+    private readonly clock: Clock,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
+  ) {}
+
+  async list(): Promise<JsonObject[]> {
+    const rows = await this.pools.list(this.dataSource.manager);
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      kind: r.kind,
+      availability_zone: r.availability_zone,
+      metadata: r.metadata,
+      hosts: r.hosts,
+    }));
+  }
+
+  /**
+   * Moves a host to the shared pool or back. Leaving the reservation pool moves the
+   * host's current and future allocations to other hosts, all or nothing (409).
+   */
+  async move(hostId: string, body: Record<string, unknown>): Promise<JsonObject> {
+    const target = body.pool;
+    if (typeof target !== 'string' || !(MOVABLE as readonly string[]).includes(target)) {
+      throw new InvalidInput(`pool must be one of ${MOVABLE.join(', ')}`);
+    }
+    const result = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const host = await this.hosts.find(tx, hostId, true);
+      const from = (await this.pools.poolOf(tx, host.id))?.name ?? null;
+      if (from === target) return { host, from, moved: [] };
+      if (target === FREEPOOL && from !== 'shared' && from !== 'recycle') {
+        throw new Conflict(
+          `Host ${host.id} is in pool ${from}; only shared or recycled hosts can join the freepool`,
+        );
+      }
+      const moved = target === 'shared' ? await this.mover.evacuate(tx, [host.id], now) : [];
+      const stuck = moved.filter((m) => m.to === null).map((m) => m.reservationId);
+      if (stuck.length > 0) {
+        throw new Conflict(
+          `Host ${host.id} cannot leave the reservation pool: no other host can take reservations [${stuck.join(', ')}]`,
+          'HostInUse',
+        );
+      }
+      await this.pools.moveHosts(tx, [host.id], target, now);
+      return { host, from, moved };
+    });
+    if (result.from !== null && result.from !== target) {
+      await this.driver.removeHost(result.from, result.host.hypervisorHostname);
+    }
+    await this.driver.addHost(target, result.host.hypervisorHostname);
+    await this.healing.resync(result.moved.filter((m) => m.status === 'active'));
+    return this.hosts.get(hostId);
+  }
+}

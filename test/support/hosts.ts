@@ -1,0 +1,34 @@
+import type TestAgent from 'supertest/lib/agent.js';
+
+/** Registers hosts through the API; `extra` becomes inventory fields and capabilities. */
+export async function addHosts(
+  http: TestAgent,
+  names: string[],
+  extra: (name: string, index: number) => Record<string, unknown> = () => ({}),
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, name] of names.entries()) {
+    const res = await http
+      .post('/v1/os-hosts')
+      .send({ name, vcpus: 8, memory_mb: 16384, local_gb: 100, ...extra(name, i) });
+    if (res.status !== 201)
+      throw new Error(`host ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+    ids.push((res.body as { host: { id: string } }).host.id);
+  }
+  return ids;
+}
+
+export function hostReservation(values: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    resource_type: 'physical:host',
+    min: 1,
+    max: 1,
+    hypervisor_properties: '',
+    resource_properties: '',
+    ...values,
+  };
+}
+
+export function names(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(3, '0')}`);
+}
