@@ -26,7 +26,7 @@ async function measure(
   runs: number,
   fn: (i: number) => Promise<void>,
 ): Promise<void> {
-  for (let i = 0; i < Math.min(5, runs); i++) await fn(-1 - i); // warm-up
+  for (let i = 0; i < Math.min(5, runs); i++) await fn(100_000 + i); // warm-up
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
@@ -106,6 +106,9 @@ async function main(): Promise<void> {
         ],
       };
     };
+    await measure('lease create, no reservations', 300, (i) =>
+      post('/v1/leases', { ...leaseBody(i, 1), reservations: [] }, [201]),
+    );
     await measure('lease create, physical:host min=max=1', 300, (i) =>
       post('/v1/leases', leaseBody(i, 1), [201]),
     );
@@ -133,6 +136,11 @@ async function main(): Promise<void> {
     await measure(`scheduler filter, all ${HOSTS} hosts, no hint`, 100, () =>
       post('/v1/scheduler/filter', { project_id: 'p1', hints: {} }, [200]),
     );
+    const ds = app.get(DataSource);
+    await measure(`scheduler filter, all ${HOSTS} hosts, after a pool change`, 50, async () => {
+      await ds.query('UPDATE pool_state SET version = version + 1');
+      await post('/v1/scheduler/filter', { project_id: 'p1', hints: {} }, [200]);
+    });
     await measure('scheduler filter, 50 named hosts, hint', 200, () =>
       post(
         '/v1/scheduler/filter',

@@ -33,16 +33,17 @@ export async function seed(
   );
   // Slot k of host h: a window inside the k-th slice of the year, never overlapping.
   await ds.query(
-    `CREATE TEMP TABLE bench_alloc AS
+    `CREATE UNLOGGED TABLE bench_alloc AS
      SELECT gen_random_uuid() AS lease_id, gen_random_uuid() AS reservation_id, h.id AS host_id,
-            $2::timestamptz + (k * $4::bigint / $3 + (random() * $4::bigint / $3 / 2)::bigint) * interval '1 millisecond' AS s,
+            $1::timestamptz + (k * $3::bigint / $2::int + (random() * $3::bigint / $2::int / 2)::bigint)
+              * interval '1 millisecond' AS s,
             (1 + random() * 0.4) AS frac
-       FROM hosts h, generate_series(0, $3 - 1) k`,
-    [hosts, from, perHost, yearMs],
+       FROM hosts h, generate_series(0, $2::int - 1) k`,
+    [from, perHost, yearMs],
   );
   await ds.query(
     `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, created_at)
-     SELECT lease_id, 'bench', 'bench', 'bench', s, s + (frac * $1::bigint / $2 / 4) * interval '1 millisecond',
+     SELECT lease_id, 'bench', 'bench', 'bench', s, s + (frac * $1::bigint / $2::int / 4) * interval '1 millisecond',
             'PENDING', now() FROM bench_alloc`,
     [yearMs, perHost],
   );
@@ -63,5 +64,6 @@ export async function seed(
             'UNDONE', now()
        FROM leases l CROSS JOIN (VALUES ('start_lease'), ('end_lease')) t(type) WHERE l.name = 'bench'`,
   );
+  await ds.query(`DROP TABLE bench_alloc`);
   await ds.query(`ANALYZE`);
 }

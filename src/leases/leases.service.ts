@@ -127,6 +127,7 @@ export class LeasesService {
         updatedAt: null,
       });
       await tx.insert(Lease, lease);
+      const reservations: Reservation[] = [];
       for (const p of planned) {
         const reservation = tx.create(Reservation, {
           id: randomUUID(),
@@ -142,16 +143,18 @@ export class LeasesService {
         });
         await tx.insert(Reservation, reservation);
         await this.plugins.get(p.type).reserve(tx, reservation, window);
+        reservations.push(reservation);
       }
-      const events: [EventType, Date | null][] = [
+      const times: [EventType, Date | null][] = [
         ['start_lease', start],
         ['end_lease', end],
         ['before_end_lease', beforeEnd],
       ];
-      for (const [type, time] of events) {
-        if (time !== null) await tx.insert(LeaseEvent, this.newEvent(lease.id, type, time, now));
-      }
-      const wire = await this.present(tx, lease);
+      const events = times
+        .filter((e): e is [EventType, Date] => e[1] !== null)
+        .map(([type, time]) => this.newEvent(lease.id, type, time, now));
+      await tx.insert(LeaseEvent, events);
+      const wire = toLeaseWire({ lease, reservations, events }, this.plugins);
       if (idempotencyKey !== undefined) {
         await storeResponse(tx, caller.projectId, idempotencyKey, wire);
       }

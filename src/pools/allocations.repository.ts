@@ -203,24 +203,32 @@ export class AllocationsRepository {
     const dur = bind(params, `${durationMs} milliseconds`);
     const need = bind(params, count);
     const lim = bind(params, limit);
+    // Candidate starts stream in time order (index on upper(during)); the first ones
+    // that leave enough hosts free win, so the search stops early.
     const { rows } = await sql<{ t: Date; free: string }>(
       em,
-      `WITH matching AS (SELECT h.id FROM hosts h WHERE ${eligible(q)}),
-            times AS (
-              SELECT ${fromP}::timestamptz AS t
-              UNION
-              SELECT upper(a.during) FROM host_allocations a JOIN matching m ON m.id = a.host_id
-               WHERE upper(a.during) > ${fromP}::timestamptz),
-            ordered AS (SELECT t FROM times ORDER BY t)
+      `WITH matching AS MATERIALIZED (SELECT h.id FROM hosts h WHERE ${eligible(q)}),
+            ordered AS (
+              SELECT t FROM (
+                SELECT ${fromP}::timestamptz AS t
+                UNION ALL
+                SELECT upper(a.during) FROM host_allocations a
+                 WHERE upper(a.during) > ${fromP}::timestamptz
+                   AND a.host_id IN (SELECT id FROM matching)) x
+              ORDER BY t)
        SELECT o.t, f.free FROM ordered o
        CROSS JOIN LATERAL (
          SELECT count(*) AS free FROM matching m WHERE NOT EXISTS (
            SELECT 1 FROM host_allocations a WHERE a.host_id = m.id
               AND a.during && tstzrange(o.t, o.t + ${dur}::interval, '[)'))) f
-       WHERE f.free >= ${need} LIMIT ${lim}`,
+       WHERE f.free >= ${need} LIMIT ${lim}::int * 4`,
       params,
     );
-    return rows.map((r) => ({ start: r.t, free: Number(r.free) }));
+    const seen = new Set<number>();
+    return rows
+      .filter((r) => !seen.has(r.t.getTime()) && seen.add(r.t.getTime()))
+      .slice(0, limit)
+      .map((r) => ({ start: r.t, free: Number(r.free) }));
   }
 
   /**

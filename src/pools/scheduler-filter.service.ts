@@ -11,11 +11,12 @@ export interface FilterRequest {
   flavor_extra_specs?: unknown;
 }
 
-interface Row {
-  name: string;
+/** Hosts that share a pool share a verdict: the query returns one row per pool. */
+interface PoolGroup {
   pool: string | null;
   kind: string | null;
   metadata: Record<string, unknown> | null;
+  names: string;
 }
 
 function strings(name: string, value: unknown): string[] {
@@ -37,53 +38,90 @@ function truthy(value: unknown): boolean {
  */
 @Injectable()
 export class SchedulerFilterService {
+  /** Whole-fleet answers (no host list), by request, valid for one pool_state version. */
+  private readonly cache = new Map<string, { version: string; body: string }>();
+
   constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * The answer as JSON text. A request over every host is answered from the cache while
+   * no host or pool has changed since (one cheap query to check), since that answer is
+   * large and the same for every caller without a hint.
+   */
+  async filterJson(body: FilterRequest): Promise<string> {
+    if (body.hosts !== undefined && body.hosts !== null)
+      return JSON.stringify(await this.filter(body));
+    const { rows } = await sql<{ version: string }>(
+      this.dataSource.manager,
+      `SELECT version FROM pool_state WHERE id = 1`,
+    );
+    const version = rows[0].version;
+    const hint = (body.hints as Record<string, unknown> | undefined)?.reservation;
+    const key = JSON.stringify([hint ?? null, hint === undefined ? null : body.project_id]);
+    const hit = this.cache.get(key);
+    if (hit !== undefined && hit.version === version) return hit.body;
+    const json = JSON.stringify(await this.filter(body));
+    if (this.cache.size >= 256) this.cache.clear();
+    this.cache.set(key, { version, body: json });
+    return json;
+  }
 
   async filter(body: FilterRequest): Promise<JsonObject> {
     if (typeof body.project_id !== 'string' || body.project_id === '') {
       throw new InvalidInput('Missing parameter project_id', 'MissingParameter');
     }
     const project = body.project_id;
-    const hints = (body.hints ?? {}) as Record<string, unknown>;
-    if (typeof hints !== 'object' || hints === null)
+    const hints = body.hints ?? {};
+    if (typeof hints !== 'object' || hints === null || Array.isArray(hints)) {
       throw new InvalidInput('hints must be an object');
-    const wanted =
-      hints.reservation === undefined ? [] : strings('hints.reservation', hints.reservation);
+    }
+    const hint = (hints as Record<string, unknown>).reservation;
+    const wanted = hint === undefined ? [] : strings('hints.reservation', hint);
     const names =
       body.hosts === undefined || body.hosts === null ? null : strings('hosts', body.hosts);
 
-    const { rows } = await sql<Row>(
+    // One query; hosts are grouped by pool, names joined with newlines (cheap to parse).
+    const { rows } = await sql<PoolGroup>(
       this.dataSource.manager,
-      `WITH asked AS (
-         SELECT n AS name FROM unnest($1::text[]) n WHERE $1::text[] IS NOT NULL
-         UNION ALL SELECT hypervisor_hostname FROM hosts WHERE $1::text[] IS NULL)
-       SELECT s.name, p.name AS pool, p.kind, p.metadata
-         FROM asked s
-         LEFT JOIN hosts h ON h.hypervisor_hostname = s.name
-         LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind <> 'topology'
-         LEFT JOIN aggregates p ON p.id = ah.aggregate_id`,
-      [names],
+      names === null
+        ? `SELECT p.name AS pool, p.kind, p.metadata, string_agg(h.hypervisor_hostname, E'\\n' ORDER BY h.id) AS names
+             FROM hosts h
+             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind <> 'topology'
+             LEFT JOIN aggregates p ON p.id = ah.aggregate_id
+            GROUP BY p.id`
+        : `SELECT p.name AS pool, p.kind, p.metadata, string_agg(u.n, E'\\n' ORDER BY u.i) AS names
+             FROM unnest($1::text[]) WITH ORDINALITY u(n, i)
+             LEFT JOIN hosts h ON h.hypervisor_hostname = u.n
+             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind <> 'topology'
+             LEFT JOIN aggregates p ON p.id = ah.aggregate_id
+            GROUP BY p.id`,
+      names === null ? [] : [names],
     );
     const passed: string[] = [];
     const rejected: Record<string, string> = {};
-    for (const row of rows) {
-      const reason = this.reject(row, project, wanted);
-      if (reason === null) passed.push(row.name);
-      else rejected[row.name] = reason;
+    for (const group of rows) {
+      const reason = this.reject(group, project, wanted);
+      const members = group.names.split('\n');
+      if (reason === null) passed.push(...members);
+      else for (const name of members) rejected[name] = reason;
+    }
+    if (names !== null) {
+      const order = new Map(names.map((n, i) => [n, i]));
+      passed.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
     }
     return { hosts: passed, rejected };
   }
 
-  private reject(row: Row, project: string, wanted: string[]): string | null {
-    const managed = row.kind !== null && row.kind !== 'shared';
+  private reject(group: PoolGroup, project: string, wanted: string[]): string | null {
+    const managed = group.kind !== null && group.kind !== 'shared';
     if (wanted.length === 0) {
       return managed ? 'host is in the reservation pool; a reservation hint is required' : null;
     }
-    if (row.kind !== 'reservation' || row.pool === null || !wanted.includes(row.pool)) {
+    if (group.kind !== 'reservation' || group.pool === null || !wanted.includes(group.pool)) {
       return `host is not in reservation ${wanted.join(', ')}`;
     }
-    const meta = row.metadata ?? {};
+    const meta = group.metadata ?? {};
     if (meta['blazar:owner'] === project || truthy(meta[project])) return null;
-    return `reservation ${row.pool} belongs to another project`;
+    return `reservation ${group.pool} belongs to another project`;
   }
 }

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
 import { requireAdmin } from '../common/auth/policy.js';
@@ -15,9 +16,9 @@ export class SchedulerController {
 
   @Post('scheduler/filter')
   @HttpCode(200)
-  async run(@Caller() caller: Identity, @Body() body: FilterRequest) {
+  async run(@Caller() caller: Identity, @Body() body: FilterRequest, @Res() res: Response) {
     requireAdmin(caller, 'climate:scheduler:filter');
-    return this.filter.filter(body ?? {});
+    res.type('application/json').send(await this.filter.filterJson(body ?? {}));
   }
 
   @Get('pools')

@@ -56,6 +56,7 @@ export class Pools1763900000000 implements MigrationInterface {
     await q.query(
       `CREATE UNIQUE INDEX aggregate_hosts_one_pool ON aggregate_hosts (host_id) WHERE kind <> 'topology'`,
     );
+    await q.query(`CREATE INDEX aggregate_hosts_kind ON aggregate_hosts (kind, host_id)`);
     await q.query(`
       CREATE TABLE host_allocations (
         id uuid PRIMARY KEY,
@@ -66,6 +67,26 @@ export class Pools1763900000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX host_allocations_reservation ON host_allocations (reservation_id)`);
     await q.query(`CREATE INDEX host_allocations_during ON host_allocations USING gist (during)`);
+    // Walks allocation ends in time order for the earliest-availability search.
+    await q.query(`CREATE INDEX host_allocations_ends ON host_allocations (upper(during))`);
+    // Bumped by every change of hosts or pool membership, in the changing transaction:
+    // readers cache what depends on pools (the scheduler filter) against this number.
+    await q.query(
+      `CREATE TABLE pool_state (id integer PRIMARY KEY CHECK (id = 1), version bigint NOT NULL)`,
+    );
+    await q.query(`INSERT INTO pool_state VALUES (1, 0)`);
+    await q.query(`
+      CREATE FUNCTION bump_pool_state() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE pool_state SET version = version + 1 WHERE id = 1;
+        RETURN NULL;
+      END $$`);
+    for (const table of ['hosts', 'aggregates', 'aggregate_hosts']) {
+      await q.query(
+        `CREATE TRIGGER ${table}_pool_state AFTER INSERT OR UPDATE OR DELETE ON ${table}
+         FOR EACH STATEMENT EXECUTE FUNCTION bump_pool_state()`,
+      );
+    }
     await q.query(
       `INSERT INTO aggregates (name, kind, created_at) VALUES ('freepool', 'freepool', now()),
          ('shared', 'shared', now()), ('recycle', 'recycle', now())`,
@@ -74,6 +95,11 @@ export class Pools1763900000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE host_allocations`);
+    for (const table of ['hosts', 'aggregates', 'aggregate_hosts']) {
+      await q.query(`DROP TRIGGER ${table}_pool_state ON ${table}`);
+    }
+    await q.query(`DROP FUNCTION bump_pool_state()`);
+    await q.query(`DROP TABLE pool_state`);
     await q.query(`DROP TABLE aggregate_hosts`);
     await q.query(`DROP TABLE aggregates`);
     await q.query(`DROP TABLE resource_properties`);
