@@ -1,0 +1,253 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { startApp, TestApp } from './support/app.js';
+
+const run = promisify(execFile);
+jest.setTimeout(180_000);
+
+interface CliResult {
+  code: number;
+  out: string;
+}
+
+/** The real Debian clients, with a clean environment (no OS_* variables, no pyenv). */
+async function cli(
+  program: 'blazar' | 'openstack',
+  endpoint: string,
+  args: string[],
+): Promise<CliResult> {
+  const env = { PATH: '/usr/bin:/bin', HOME: mkdtempSync(join(tmpdir(), 'cli-')), LANG: 'C.UTF-8' };
+  const auth = ['--os-auth-type', 'none', '--os-endpoint', endpoint];
+  try {
+    const { stdout, stderr } = await run(`/usr/bin/${program}`, [...auth, ...args], {
+      env,
+      timeout: 60_000,
+    });
+    return { code: 0, out: stdout + stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return {
+      code: typeof e.code === 'number' ? e.code : 1,
+      out: `${e.stdout ?? ''}${e.stderr ?? ''}`,
+    };
+  }
+}
+
+const minute = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
+
+describe('the real blazar and openstack clients', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  let endpoint: string;
+  const blazar = (...args: string[]) => cli('blazar', endpoint, args);
+  const openstack = (...args: string[]) => cli('openstack', endpoint, args);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startApp({ databaseUrl: db.url, env: { PLUGINS: 'physical:host' } });
+    t.clock.set(new Date());
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = (t.app.getHttpServer() as { address(): AddressInfo }).address();
+    endpoint = `http://127.0.0.1:${port}/v1`;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  async function leaseNamed(name: string) {
+    const res = await t.http.get('/v1/leases').expect(200);
+    return (
+      res.body.leases as {
+        name: string;
+        id: string;
+        start_date: string;
+        end_date: string;
+        status: string;
+      }[]
+    ).find((l) => l.name === name);
+  }
+
+  it('should create, list, show, update and delete leases when driven by the blazar CLI', async () => {
+    const start = new Date(t.clock.now().getTime() + 2 * 86_400_000);
+    const end = new Date(start.getTime() + 86_400_000);
+    const created = await blazar(
+      'lease-create',
+      '--start-date',
+      minute(start),
+      '--end-date',
+      minute(end),
+      'cli-a',
+    );
+    expect(created).toMatchObject({ code: 0 });
+    expect(created.out).toContain('Created a new lease');
+    const now = await blazar(
+      'lease-create',
+      '--start-date',
+      'now',
+      '--end-date',
+      minute(end),
+      'cli-now',
+    );
+    expect(now.code).toBe(0);
+    expect((await leaseNamed('cli-now'))?.status).toBe('PENDING');
+
+    const list = await blazar('lease-list');
+    expect(list.code).toBe(0);
+    expect(list.out).toContain('cli-a');
+    expect(list.out).toContain('cli-now');
+
+    const shown = await blazar('lease-show', 'cli-a');
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain(`${start.toISOString().slice(0, 16)}:00.000000`);
+
+    const before = await leaseNamed('cli-a');
+    expect((await blazar('lease-update', '--prolong-for', '1h', 'cli-a')).code).toBe(0);
+    const prolonged = await leaseNamed('cli-a');
+    expect(Date.parse(`${prolonged?.end_date}Z`) - Date.parse(`${before?.end_date}Z`)).toBe(
+      3_600_000,
+    );
+
+    expect((await blazar('lease-update', '--defer-by', '2h', 'cli-a')).code).toBe(0);
+    expect((await blazar('lease-update', '--reduce-by', '30m', 'cli-a')).code).toBe(0);
+    const moved = await leaseNamed('cli-a');
+    expect(Date.parse(`${moved?.start_date}Z`) - Date.parse(`${before?.start_date}Z`)).toBe(
+      2 * 3_600_000,
+    );
+    expect(Date.parse(`${moved?.end_date}Z`) - Date.parse(`${before?.end_date}Z`)).toBe(
+      30 * 60_000,
+    );
+
+    expect((await blazar('lease-update', '--name', 'cli-b', 'cli-a')).code).toBe(0);
+    expect(await leaseNamed('cli-a')).toBeUndefined();
+    expect((await blazar('lease-delete', 'cli-b')).code).toBe(0);
+    expect(await leaseNamed('cli-b')).toBeUndefined();
+  });
+
+  it('should print the server error when the client sends a date in the past', async () => {
+    const res = await blazar(
+      'lease-create',
+      '--start-date',
+      '2000-01-01 10:00',
+      '--end-date',
+      '2000-01-02 10:00',
+      'past',
+    );
+    expect(res.code).not.toBe(0);
+    expect(res.out).toContain('Start date must be later than current date');
+    expect(await leaseNamed('past')).toBeUndefined();
+  });
+
+  it('should manage hosts and properties and reserve hosts when driven by the blazar CLI', async () => {
+    expect(
+      (await blazar('host-create', '--extra', 'vcpus=8', '--extra', 'gpu=True', 'cli-h1')).code,
+    ).toBe(0);
+    expect((await blazar('host-create', '--extra', 'vcpus=2', 'cli-h2')).code).toBe(0);
+    const hosts = (await t.http.get('/v1/os-hosts')).body.hosts as {
+      hypervisor_hostname: string;
+      vcpus: number;
+      gpu?: string;
+    }[];
+    expect(hosts.find((h) => h.hypervisor_hostname === 'cli-h1')).toMatchObject({
+      vcpus: 8,
+      gpu: 'True',
+    });
+
+    const list = await blazar('host-list');
+    expect(list.out).toContain('cli-h1');
+    expect((await blazar('host-show', 'cli-h1')).out).toContain('gpu');
+    expect((await blazar('host-update', '--extra', 'gpu=False', 'cli-h2')).code).toBe(0);
+    const props = await blazar('host-property-list', '--detail');
+    expect(props.out).toContain('gpu');
+    expect(props.out).toContain("'False', 'True'");
+    expect((await blazar('host-property-set', '--private', 'gpu')).code).toBe(0);
+    expect((await blazar('host-property-list')).out).not.toContain('gpu');
+    await t.http.patch('/v1/os-hosts/properties/gpu').send({ private: false }).expect(200);
+
+    const start = minute(new Date(t.clock.now().getTime() + 3 * 86_400_000));
+    const end = minute(new Date(t.clock.now().getTime() + 4 * 86_400_000));
+    const reserved = await blazar(
+      'lease-create',
+      '--start-date',
+      start,
+      '--end-date',
+      end,
+      '--physical-reservation',
+      'min=1,max=1,hypervisor_properties=[">=", "$vcpus", "4"],resource_properties=["==", "$gpu", "True"]',
+      'cli-hosts',
+    );
+    expect(reserved.code).toBe(0);
+    const lease = (await t.http.get(`/v1/leases/${(await leaseNamed('cli-hosts'))?.id}`)).body
+      .lease;
+    expect(lease.reservations[0]).toMatchObject({
+      resource_type: 'physical:host',
+      min: 1,
+      max: 1,
+      resource_properties: '["==", "$gpu", "True"]',
+    });
+    const alloc = (
+      await t.http.get(`/v1/os-hosts/allocations?lease_id=${lease.id}`)
+    ).body.allocations.filter((a: { reservations: unknown[] }) => a.reservations.length > 0);
+    const h1 = hosts.find((h) => h.hypervisor_hostname === 'cli-h1') as unknown as { id: string };
+    expect(alloc.map((a: { resource_id: string }) => a.resource_id)).toEqual([h1.id]);
+
+    const full = await blazar(
+      'lease-create',
+      '--start-date',
+      start,
+      '--end-date',
+      end,
+      '--physical-reservation',
+      'min=1,max=1,resource_properties=["==", "$gpu", "True"]',
+      'cli-full',
+    );
+    expect(full.code).not.toBe(0);
+    expect(full.out).toContain('Not enough hosts available');
+
+    const busy = await blazar('host-delete', 'cli-h1');
+    expect(busy.code).not.toBe(0);
+    expect(busy.out).toContain('The host is reserved');
+    expect((await blazar('host-delete', 'cli-h2')).code).toBe(0);
+    expect(
+      (await t.http.get('/v1/os-hosts')).body.hosts.map(
+        (h: { hypervisor_hostname: string }) => h.hypervisor_hostname,
+      ),
+    ).not.toContain('cli-h2');
+  });
+
+  it('should list and create through openstack reservation commands', async () => {
+    const hosts = await openstack('reservation', 'host', 'list', '-f', 'json');
+    expect(hosts.code).toBe(0);
+    expect(
+      (JSON.parse(hosts.out) as { hypervisor_hostname: string }[]).map(
+        (h) => h.hypervisor_hostname,
+      ),
+    ).toContain('cli-h1');
+    const start = minute(new Date(t.clock.now().getTime() + 10 * 86_400_000));
+    const end = minute(new Date(t.clock.now().getTime() + 11 * 86_400_000));
+    const created = await openstack(
+      'reservation',
+      'lease',
+      'create',
+      '--start-date',
+      start,
+      '--end-date',
+      end,
+      '--reservation',
+      'resource_type=physical:host,min=1,max=1,hypervisor_properties=[">=", "$vcpus", "4"]',
+      'osc-lease',
+      '-f',
+      'json',
+    );
+    expect(created.code).toBe(0);
+    const leases = await openstack('reservation', 'lease', 'list', '-f', 'json');
+    expect((JSON.parse(leases.out) as { name: string }[]).map((l) => l.name)).toContain(
+      'osc-lease',
+    );
+  });
+});
