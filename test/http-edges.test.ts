@@ -19,15 +19,27 @@ describe('HTTP behaviour shared by every route', () => {
     await db?.drop();
   });
 
-  it.each(['/', '/versions'])('should answer %s with 300 and the versions document', async (path) => {
-    const res = await t.http.get(path).set('X-Roles', '').expect(300);
-    expect(res.body.versions).toHaveLength(1);
-    expect(res.body.versions[0]).toMatchObject({ id: 'v1.0', status: 'CURRENT', min_version: '1.0', max_version: '1.0' });
-    expect(res.body.versions[0].links[0].href).toMatch(/\/v1$/);
-  });
+  it.each(['/', '/versions'])(
+    'should answer %s with 300 and the versions document',
+    async (path) => {
+      const res = await t.http.get(path).set('X-Roles', '').expect(300);
+      expect(res.body.versions).toHaveLength(1);
+      expect(res.body.versions[0]).toMatchObject({
+        id: 'v1.0',
+        status: 'CURRENT',
+        min_version: '1.0',
+        max_version: '1.0',
+      });
+      expect(res.body.versions[0].links[0].href).toMatch(/\/v1$/);
+    },
+  );
 
   it('should put a request id on every response, errors included', async () => {
-    for (const res of [await t.http.get('/v1/leases'), await t.http.get('/v1/nothing-here'), await t.http.post('/v1/leases').send({})]) {
+    for (const res of [
+      await t.http.get('/v1/leases'),
+      await t.http.get('/v1/nothing-here'),
+      await t.http.post('/v1/leases').send({}),
+    ]) {
       expect(res.headers['x-openstack-request-id']).toMatch(REQUEST_ID);
     }
     const a = await t.http.get('/v1/leases');
@@ -36,20 +48,38 @@ describe('HTTP behaviour shared by every route', () => {
   });
 
   it('should echo the microversion and refuse ones it does not serve', async () => {
-    const ok = await t.http.get('/v1/leases').set('OpenStack-API-Version', 'reservation 1.0').expect(200);
+    const ok = await t.http
+      .get('/v1/leases')
+      .set('OpenStack-API-Version', 'reservation 1.0')
+      .expect(200);
     expect(ok.headers['openstack-api-version']).toBe('reservation 1.0');
     expect(ok.headers.vary).toContain('OpenStack-API-Version');
     await t.http.get('/v1/leases').set('OpenStack-API-Version', 'reservation latest').expect(200);
-    const future = await t.http.get('/v1/leases').set('OpenStack-API-Version', 'reservation 1.1').expect(406);
-    expect(future.body).toEqual({ error: 406, error_message: 'Version 1.1 is not supported by the API. Minimum is 1.0 and maximum is 1.0.' });
-    const garbage = await t.http.get('/v1/leases').set('OpenStack-API-Version', 'reservation abc').expect(400);
-    expect(garbage.body.error_message).toBe('API Version String abc is of invalid format. Must be of format MajorNum.MinorNum.');
+    const future = await t.http
+      .get('/v1/leases')
+      .set('OpenStack-API-Version', 'reservation 1.1')
+      .expect(406);
+    expect(future.body).toEqual({
+      error: 406,
+      error_message: 'Version 1.1 is not supported by the API. Minimum is 1.0 and maximum is 1.0.',
+    });
+    const garbage = await t.http
+      .get('/v1/leases')
+      .set('OpenStack-API-Version', 'reservation abc')
+      .expect(400);
+    expect(garbage.body.error_message).toBe(
+      'API Version String abc is of invalid format. Must be of format MajorNum.MinorNum.',
+    );
   });
 
   it('should serve .json suffixes, refuse other content types and answer unknown routes in the Blazar body', async () => {
     const list = await t.http.get('/v1/leases.json').expect(200);
     expect(Array.isArray(list.body.leases)).toBe(true);
-    const xml = await t.http.post('/v1/leases').set('Content-Type', 'application/xml').send('<lease/>').expect(400);
+    const xml = await t.http
+      .post('/v1/leases')
+      .set('Content-Type', 'application/xml')
+      .send('<lease/>')
+      .expect(400);
     expect(xml.body.error_message).toBe("Content type 'application/xml' isn't supported");
     const missing = await t.http.get('/v1/nothing-here').expect(404);
     expect(missing.body).toMatchObject({ error_code: 404, error_name: 'NotFound' });
@@ -76,7 +106,10 @@ describe('AUTH_STRATEGY=tokens', () => {
         'tok-ops': { user_id: 'ops', project_id: 'admin', roles: ['admin'] },
       }),
     );
-    t = await startApp({ databaseUrl: db.url, env: { AUTH_STRATEGY: 'tokens', AUTH_TOKENS_FILE: file, PLUGINS: 'physical:host' } });
+    t = await startApp({
+      databaseUrl: db.url,
+      env: { AUTH_STRATEGY: 'tokens', AUTH_TOKENS_FILE: file, PLUGINS: 'physical:host' },
+    });
     t.clock.set(new Date('2038-01-01T00:00:00Z'));
   });
   afterAll(async () => {
