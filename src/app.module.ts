@@ -24,6 +24,7 @@ import { EventsModule } from './events/events.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
+import type { ComputeDriver } from './compute/compute-driver.js';
 import { PoolsModule } from './pools/pools.module.js';
 
 export interface AppOptions {
@@ -32,6 +33,7 @@ export interface AppOptions {
   clock: Clock;
   /** Resource plugins on offer besides Climate's own; PLUGINS picks the enabled ones. */
   plugins: ResourcePlugin[];
+  driver?: ComputeDriver;
 }
 
 const DATABASE = Symbol('DATABASE');
@@ -82,7 +84,7 @@ export class AppModule {
         ConfigModule.forRoot(options.config),
         ScheduleModule.forRoot(),
         PluginsModule.forRoot(options.plugins),
-        PoolsModule,
+        PoolsModule.forRoot(options.driver),
         LeasesModule,
         EventsModule,
       ],

@@ -8,10 +8,12 @@ import { JsonLogger } from './common/json-logger.js';
 import type { Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
+import type { ComputeDriver } from './compute/compute-driver.js';
 
 export interface BuildOptions {
   clock?: Clock;
   plugins?: ResourcePlugin[];
+  driver?: ComputeDriver;
   logger?: JsonLogger | false;
 }
 
@@ -31,7 +33,7 @@ export async function buildApp(
   const plugins = options.plugins ?? [];
   const logger = options.logger ?? new JsonLogger(config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ config, database, clock, plugins }),
+    AppModule.forRoot({ config, database, clock, plugins, driver: options.driver }),
     { logger: logger === false ? false : logger, abortOnError: false },
   );
   app.disable('x-powered-by');

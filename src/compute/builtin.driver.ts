@@ -14,6 +14,9 @@ export class BuiltinDriver implements ComputeDriver {
   async deletePool(): Promise<void> {}
   async addHost(): Promise<void> {}
   async removeHost(): Promise<void> {}
+  async hostStates(): Promise<Map<string, boolean> | null> {
+    return null;
+  }
   async serversOnHost(): Promise<Server[]> {
     return [];
   }

@@ -44,6 +44,12 @@ export interface ComputeDriver {
   addHost(pool: string, host: string): Promise<void>;
   removeHost(pool: string, host: string): Promise<void>;
 
+  /**
+   * Which hypervisors are up, by name, or null when the driver cannot tell (builtin).
+   * A host reported down is taken out of service and its reservations healed.
+   */
+  hostStates(): Promise<Map<string, boolean> | null>;
+
   /** Servers running on a host (all projects). */
   serversOnHost(host: string): Promise<Server[]>;
   deleteServer(id: string): Promise<void>;

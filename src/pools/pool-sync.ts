@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { COMPUTE_DRIVER, type ComputeDriver, type Server } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
@@ -49,6 +49,10 @@ export class PoolSync {
     metadata: Record<string, string>,
   ): Promise<void> {
     const zone = reservationZone(reservationId);
+    const tenants = new Set([
+      metadata['blazar:owner'],
+      ...(metadata.filter_tenant_id ?? '').split(','),
+    ]);
     const { joined, left } = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       await this.pools.ensure(tx, reservationId, 'reservation', now, {
@@ -86,6 +90,8 @@ export class PoolSync {
     }
     for (const host of joined) {
       await this.driver.removeHost(FREEPOOL, host.name);
+      // Whatever still runs on a freshly reserved host (preemptible servers) goes.
+      await this.removeServers(host.name, (s) => !tenants.has(s.projectId));
       await this.driver.addHost(reservationId, host.name);
     }
   }
@@ -177,9 +183,12 @@ export class PoolSync {
     return released;
   }
 
-  private async removeServers(host: string): Promise<void> {
+  private async removeServers(
+    host: string,
+    which: (s: Server) => boolean = () => true,
+  ): Promise<void> {
     for (const server of await this.driver.serversOnHost(host)) {
-      await this.driver.deleteServer(server.id);
+      if (which(server)) await this.driver.deleteServer(server.id);
     }
   }
 

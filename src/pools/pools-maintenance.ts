@@ -5,7 +5,11 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
+import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
 import { HealingService } from './healing.service.js';
 import { PoolSync } from './pool-sync.js';
@@ -21,8 +25,11 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
   private running = false;
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly healing: HealingService,
     private readonly pools: PoolSync,
+    private readonly clock: Clock,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -39,6 +46,7 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
     if (this.running) return;
     this.running = true;
     try {
+      await this.followDriver();
       await this.healing.heal();
       await this.pools.sweepRecycle();
     } catch (error) {
@@ -46,5 +54,26 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * Hosts the driver reports down become unreservable (healing moves their reservations);
+   * when it reports them up again they become reservable. A host an admin took out of
+   * service stays out: only what the driver took out, it puts back.
+   */
+  private async followDriver(): Promise<void> {
+    const states = await this.driver.hostStates();
+    if (states === null) return;
+    const down = [...states].filter(([, up]) => !up).map(([name]) => name);
+    const up = [...states].filter(([, isUp]) => isUp).map(([name]) => name);
+    const { affected } = await sql(
+      this.dataSource.manager,
+      `UPDATE hosts SET reservable = (hypervisor_hostname = ANY($2::text[])),
+                        reported_down = (hypervisor_hostname = ANY($1::text[])), updated_at = $3
+        WHERE (hypervisor_hostname = ANY($1::text[]) AND NOT reported_down)
+           OR (hypervisor_hostname = ANY($2::text[]) AND reported_down)`,
+      [down, up, this.clock.now()],
+    );
+    if (affected > 0) this.logger.warn({ msg: 'host states changed', down, changed: affected });
   }
 }

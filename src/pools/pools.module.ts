@@ -1,6 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { BuiltinDriver } from '../compute/builtin.driver.js';
-import { COMPUTE_DRIVER } from '../compute/compute-driver.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { AllocationsService } from './allocations.service.js';
 import { HealingService } from './healing.service.js';
@@ -21,7 +21,6 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
 @Module({
   controllers: [HostsController, SchedulerController],
   providers: [
-    { provide: COMPUTE_DRIVER, useClass: BuiltinDriver },
     AllocationsRepository,
     AllocationsService,
     HealingService,
@@ -44,4 +43,13 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
     PoolsRepository,
   ],
 })
-export class PoolsModule {}
+export class PoolsModule {
+  /** `driver` replaces the configured compute driver (tests inject doubles). */
+  static forRoot(driver?: ComputeDriver): DynamicModule {
+    return {
+      module: PoolsModule,
+      providers: [{ provide: COMPUTE_DRIVER, useValue: driver ?? new BuiltinDriver() }],
+      exports: [COMPUTE_DRIVER],
+    };
+  }
+}

@@ -6,6 +6,7 @@ import { FakeClock } from '../../src/common/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { ManagerService } from '../../src/events/manager.service.js';
 import type { ResourcePlugin } from '../../src/plugins/resource-plugin.js';
+import type { ComputeDriver } from '../../src/compute/compute-driver.js';
 import { RecorderPlugin } from './recorder-plugin.js';
 
 export interface TestApp {
@@ -26,6 +27,7 @@ export interface TestAppOptions {
   clock?: FakeClock;
   plugins?: ResourcePlugin[];
   recorder?: RecorderPlugin;
+  driver?: ComputeDriver;
 }
 
 /** A full Climate on a test database, with a fake clock and the manager timer off. */
@@ -44,6 +46,7 @@ export async function startApp(options: TestAppOptions): Promise<TestApp> {
   const app = await buildApp(config, {
     clock,
     plugins: options.plugins ?? [recorder],
+    driver: options.driver,
     logger: process.env.TEST_LOGS ? undefined : false,
   });
   await app.init();

@@ -18,6 +18,8 @@ export class Pools1763900000000 implements MigrationInterface {
         cpu_info text NOT NULL,
         availability_zone varchar(255) NOT NULL,
         reservable boolean NOT NULL DEFAULT true,
+        -- set while the compute driver reports the host down (cleared when it is back)
+        reported_down boolean NOT NULL DEFAULT false,
         capabilities jsonb NOT NULL DEFAULT '{}',
         trust_id varchar(36),
         created_at timestamptz NOT NULL,

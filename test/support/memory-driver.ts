@@ -1,0 +1,59 @@
+import type {
+  ComputeDriver,
+  HostInventory,
+  PoolSpec,
+  Server,
+} from '../../src/compute/compute-driver.js';
+
+/**
+ * A compute service in memory, for tests of what Climate asks of a driver: pools with
+ * their hosts and metadata, servers per host, snapshots, and host states to report.
+ * The real Nova driver is tested against Nova itself.
+ */
+export class MemoryDriver implements ComputeDriver {
+  readonly name = 'memory';
+  readonly pools = new Map<string, { spec: PoolSpec | null; hosts: Set<string> }>();
+  readonly servers = new Map<string, Server[]>();
+  readonly snapshots: string[] = [];
+  states: Map<string, boolean> | null = null;
+
+  async hostInventory(): Promise<HostInventory | null> {
+    return null;
+  }
+  async ensurePool(spec: PoolSpec): Promise<void> {
+    const pool = this.pools.get(spec.name);
+    if (pool) pool.spec = spec;
+    else this.pools.set(spec.name, { spec, hosts: new Set() });
+  }
+  async deletePool(name: string): Promise<void> {
+    this.pools.delete(name);
+  }
+  async addHost(pool: string, host: string): Promise<void> {
+    if (!this.pools.has(pool)) this.pools.set(pool, { spec: null, hosts: new Set() });
+    this.pools.get(pool)?.hosts.add(host);
+  }
+  async removeHost(pool: string, host: string): Promise<void> {
+    this.pools.get(pool)?.hosts.delete(host);
+  }
+  async hostStates(): Promise<Map<string, boolean> | null> {
+    return this.states;
+  }
+  async serversOnHost(host: string): Promise<Server[]> {
+    return this.servers.get(host) ?? [];
+  }
+  async deleteServer(id: string): Promise<void> {
+    for (const [host, list] of this.servers)
+      this.servers.set(
+        host,
+        list.filter((s) => s.id !== id),
+      );
+  }
+  async snapshotServer(id: string, imageName: string): Promise<void> {
+    this.snapshots.push(`${id}:${imageName}`);
+  }
+
+  /** Which pool holds a host, per the driver (Nova's view). */
+  poolOf(host: string): string[] {
+    return [...this.pools].filter(([, p]) => p.hosts.has(host)).map(([name]) => name);
+  }
+}
