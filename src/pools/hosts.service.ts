@@ -59,13 +59,7 @@ export class HostsService {
     const inventory =
       (await this.driver.hostInventory(String(name))) ??
       builtinInventory(String(name), fields.inventory);
-    const servers = await this.driver.serversOnHost(inventory.hypervisorHostname);
-    if (servers.length > 0) {
-      throw new Conflict(
-        `Servers [${servers.map((s) => s.id).join(', ')}] found for host ${inventory.hypervisorHostname}`,
-        'HostHavingServers',
-      );
-    }
+    await this.assertNoServers(inventory.hypervisorHostname);
     const host = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       const row = tx.create(Host, {
@@ -137,13 +131,7 @@ export class HostsService {
   async delete(id: string): Promise<void> {
     const em = this.dataSource.manager;
     const found = await this.find(em, id);
-    const servers = await this.driver.serversOnHost(found.hypervisorHostname);
-    if (servers.length > 0) {
-      throw new Conflict(
-        `Servers [${servers.map((s) => s.id).join(', ')}] found for host ${found.hypervisorHostname}`,
-        'HostHavingServers',
-      );
-    }
+    await this.assertNoServers(found.hypervisorHostname);
     const pool = await withTransaction(this.dataSource, async (tx) => {
       const host = await this.find(tx, id, true);
       const { rows } = await sql(tx, `SELECT 1 FROM host_allocations WHERE host_id = $1 LIMIT 1`, [
@@ -169,6 +157,17 @@ export class HostsService {
       : null;
     if (host === null) throw new NotFound('host_id', id);
     return host;
+  }
+
+  /** Blazar refuses to register or remove a host that runs servers. */
+  private async assertNoServers(host: string): Promise<void> {
+    const servers = await this.driver.serversOnHost(host);
+    if (servers.length > 0) {
+      throw new Conflict(
+        `Servers [${servers.map((s) => s.id).join(', ')}] found for host ${host}`,
+        'HostHavingServers',
+      );
+    }
   }
 
   /** Requirement keys of reservations that hold this host now or later. */
