@@ -297,4 +297,34 @@ describe('physical:host reservations', () => {
     expect(await count()).toBe(before);
     await client.end();
   });
+
+  it('should hand a host added to an active reservation to its pool at once', async () => {
+    t.clock.set(new Date('2031-07-01T00:00:00Z'));
+    await addHosts(t.http, ['grow-1', 'grow-2'], () => ({ zone: 'grow' }));
+    const created = await lease(
+      'grow',
+      'now',
+      '2031-07-02 00:00',
+      hostReservation({
+        resource_properties: '["==", "$zone", "grow"]',
+      }),
+    ).expect(201);
+    await t.settle();
+    const reservationId = created.body.lease.reservations[0].id;
+    expect(await poolOf('grow-1')).toBe(reservationId);
+    expect(await poolOf('grow-2')).toBe('freepool');
+    await t.http
+      .put(`/v1/leases/${created.body.lease.id}`)
+      .send({ reservations: [{ id: reservationId, max: 2 }] })
+      .expect(200);
+    expect(await hostsOf(reservationId)).toEqual(['grow-1', 'grow-2']);
+    expect(await poolOf('grow-2')).toBe(reservationId);
+    // shrinking an active reservation below the hosts it uses is refused
+    const shrink = await t.http
+      .put(`/v1/leases/${created.body.lease.id}`)
+      .send({ reservations: [{ id: reservationId, min: 1, max: 1 }] })
+      .expect(409);
+    expect(shrink.body.error_message).toContain('cannot give up hosts');
+    expect(await hostsOf(reservationId)).toEqual(['grow-1', 'grow-2']);
+  });
 });

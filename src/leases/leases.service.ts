@@ -169,15 +169,18 @@ export class LeasesService {
     dto: UpdateLeaseDto,
     ifMatch?: string,
   ): Promise<{ lease: LeaseWire; version: number }> {
-    return withTransaction(this.dataSource, async (tx) => {
+    const result = await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
       assertCanSee(caller, lease, 'lease_id', id);
       checkVersion(lease, ifMatch);
       const parts = await this.repo.parts(tx, lease);
       const updated = await this.updater.apply(tx, parts, dto);
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
-      return { lease: await this.present(tx, updated), version: updated.version };
+      return { parts: await this.repo.parts(tx, updated), version: updated.version };
     });
+    // Started reservations hand out what they gained (e.g. a new host) right away.
+    await this.actions.refresh(result.parts.lease, result.parts.reservations);
+    return { lease: toLeaseWire(result.parts, this.plugins), version: result.version };
   }
 
   /**

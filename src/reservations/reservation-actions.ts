@@ -36,6 +36,23 @@ export class ReservationActions {
     }
   }
 
+  /**
+   * After an update, started reservations get their resources in line with their
+   * allocations (on_start is idempotent). A failure here leaves the update in place;
+   * the next refresh, heal or retry brings the pool in line.
+   */
+  async refresh(lease: Lease, reservations: Reservation[]): Promise<void> {
+    for (const r of reservations.filter((r) => r.status === 'active')) {
+      const plugin = this.plugins.get(r.resourceType);
+      await callPlugin(
+        plugin,
+        'on_start',
+        () => plugin.onStart(r, lease),
+        this.config.pluginTimeoutMs,
+      );
+    }
+  }
+
   async beforeEnd(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'active')) {
       const plugin = this.plugins.get(r.resourceType);
