@@ -39,18 +39,19 @@ function truthy(value: unknown): boolean {
 @Injectable()
 export class SchedulerFilterService {
   /** Whole-fleet answers (no host list), by request, valid for one pool_state version. */
-  private readonly cache = new Map<string, { version: string; body: string }>();
+  private readonly cache = new Map<string, { version: string; body: Buffer }>();
 
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * The answer as JSON text. A request over every host is answered from the cache while
+   * The answer as JSON bytes. A request over every host is answered from the cache while
    * no host or pool has changed since (one cheap query to check), since that answer is
    * large and the same for every caller without a hint.
    */
-  async filterJson(body: FilterRequest): Promise<string> {
-    if (body.hosts !== undefined && body.hosts !== null)
-      return JSON.stringify(await this.filter(body));
+  async filterJson(body: FilterRequest): Promise<Buffer> {
+    if (body.hosts !== undefined && body.hosts !== null) {
+      return Buffer.from(JSON.stringify(await this.filter(body)));
+    }
     const { rows } = await sql<{ version: string }>(
       this.dataSource.manager,
       `SELECT version FROM pool_state WHERE id = 1`,
@@ -60,7 +61,7 @@ export class SchedulerFilterService {
     const key = JSON.stringify([hint ?? null, hint === undefined ? null : body.project_id]);
     const hit = this.cache.get(key);
     if (hit !== undefined && hit.version === version) return hit.body;
-    const json = JSON.stringify(await this.filter(body));
+    const json = Buffer.from(JSON.stringify(await this.filter(body)));
     if (this.cache.size >= 256) this.cache.clear();
     this.cache.set(key, { version, body: json });
     return json;
