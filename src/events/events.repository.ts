@@ -56,7 +56,14 @@ export class EventsRepository {
       const leases = await sql<{ id: string }>(
         tx,
         `SELECT l.id FROM leases l
-          WHERE l.id IN (SELECT e.lease_id FROM events e WHERE ${DUE} ORDER BY e.time LIMIT $2)
+          WHERE l.id IN (
+            (SELECT e.lease_id FROM events e
+              WHERE e.status = 'UNDONE' AND e.time <= $1 AND (e.retry_at IS NULL OR e.retry_at <= $1)
+              ORDER BY e.time LIMIT $2)
+            UNION ALL
+            (SELECT e.lease_id FROM events e
+              WHERE e.status = 'IN_PROGRESS' AND e.claim_expires_at < $1
+              ORDER BY e.time LIMIT $2))
             AND l.status <> 'DELETING'
           ORDER BY l.id
           LIMIT $3
