@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { formatWireDate, parseInputDate } from '../common/dates.js';
@@ -44,6 +46,7 @@ export class AllocationsService {
     private readonly allocations: AllocationsRepository,
     private readonly queries: HostQueryBuilder,
     private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /**
@@ -138,7 +141,9 @@ export class AllocationsService {
       em,
       combine(query.hypervisor_properties, query.resource_properties),
     );
-    const starts = await this.allocations.earliestStarts(em, q, count, duration, from, limit);
+    // A window is only free if the cleaning time after it is free too.
+    const cleaning = this.config.cleaningTimeMinutes * 60_000;
+    const starts = await this.allocations.earliestStarts(em, q, count, duration + cleaning, from, limit);
     return {
       availability: starts.map((s) => ({
         start_date: formatWireDate(s.start),
