@@ -26,6 +26,10 @@ export interface Config {
   beforeEndAction: '' | 'snapshot';
   recycleGraceMinutes: number;
   healIntervalMs: number;
+  cpuAllocationRatio: number;
+  ramAllocationRatio: number;
+  diskAllocationRatio: number;
+  maxAlternates: number;
   logLevel: LogLevel;
 }
 
@@ -61,6 +65,17 @@ class Reader {
     const value = Number(raw);
     if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
       this.problems.push(`${name}=${raw}: must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  float(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw.trim()) || value < min || value > max) {
+      this.problems.push(`${name}=${raw}: must be a number from ${min} to ${max}`);
       return fallback;
     }
     return value;
@@ -123,6 +138,10 @@ export function loadConfig(env: Env): Config {
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
     recycleGraceMinutes: r.int('RECYCLE_GRACE_MINUTES', 60, 0, 10_080),
     healIntervalMs: r.int('HEAL_INTERVAL_MS', 60_000, 1000, 86_400_000),
+    cpuAllocationRatio: r.float('CPU_ALLOCATION_RATIO', 4, 0.1, 1000),
+    ramAllocationRatio: r.float('RAM_ALLOCATION_RATIO', 1, 0.1, 1000),
+    diskAllocationRatio: r.float('DISK_ALLOCATION_RATIO', 1, 0.1, 1000),
+    maxAlternates: r.int('MAX_ALTERNATES', 3, 0, 100),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
   };
   const problems = r.problems;

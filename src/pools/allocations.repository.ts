@@ -57,6 +57,30 @@ export class AllocationsRepository {
     count: { min: number; max: number },
     options: { ownReservation?: string; exclude?: number[] } = {},
   ): Promise<number[]> {
+    let exclude = options.exclude ?? [];
+    for (let round = 0; ; round++) {
+      const ids = await this.pick(tx, q, during, count, { ...options, exclude });
+      // Slots committed after this statement's snapshot but before our lock: a slot
+      // reservation holds the host row lock until it commits, so a fresh statement now
+      // sees them all.
+      const { rows } = await sql<{ host_id: number }>(
+        tx,
+        `SELECT DISTINCT host_id FROM instance_allocations
+          WHERE host_id = ANY($1) AND during && tstzrange($2, $3, '[)')`,
+        [ids, during.start, during.end],
+      );
+      if (rows.length === 0 || round >= 3) return ids.filter((id) => !rows.some((r) => r.host_id === id));
+      exclude = [...exclude, ...rows.map((r) => r.host_id)];
+    }
+  }
+
+  private async pick(
+    tx: EntityManager,
+    q: HostQuery,
+    during: Span,
+    count: { min: number; max: number },
+    options: { ownReservation?: string; exclude?: number[] },
+  ): Promise<number[]> {
     const params = [...q.params];
     const range = `tstzrange(${bind(params, during.start)}, ${bind(params, during.end)}, '[)')`;
     const own = bind(params, options.ownReservation ?? null);
@@ -66,7 +90,9 @@ export class AllocationsRepository {
         AND NOT (h.id = ANY(${exclude}::int[]))
         AND NOT EXISTS (SELECT 1 FROM host_allocations a WHERE a.host_id = h.id
                           AND a.during && ${range}
-                          AND a.reservation_id IS DISTINCT FROM ${own}::uuid)`;
+                          AND a.reservation_id IS DISTINCT FROM ${own}::uuid)
+        AND NOT EXISTS (SELECT 1 FROM instance_allocations ia WHERE ia.host_id = h.id
+                          AND ia.during && ${range})`;
     if (q.affinity || q.antiAffinity) {
       return this.findPlaced(tx, q, base, params, count);
     }

@@ -208,7 +208,7 @@ export class HostsService {
     const { rows } = await sql<{ host_id: number; name: string }>(
       em,
       `SELECT ah.host_id, a.name FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-        WHERE ah.kind <> 'topology'`,
+        WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
     );
     return new Map(rows.map((r) => [r.host_id, r.name]));
   }

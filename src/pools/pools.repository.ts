@@ -37,7 +37,7 @@ export class PoolsRepository {
   /** Puts hosts into a pool, taking them out of whatever pool they were in. */
   async moveHosts(tx: EntityManager, hostIds: number[], pool: string, now: Date): Promise<void> {
     if (hostIds.length === 0) return;
-    await sql(tx, `DELETE FROM aggregate_hosts WHERE host_id = ANY($1) AND kind <> 'topology'`, [
+    await sql(tx, `DELETE FROM aggregate_hosts WHERE host_id = ANY($1) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`, [
       hostIds,
     ]);
     await sql(
@@ -66,7 +66,7 @@ export class PoolsRepository {
     const { rows } = await sql<{ name: string; kind: AggregateKind }>(
       em,
       `SELECT a.name, a.kind FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-        WHERE ah.host_id = $1 AND ah.kind <> 'topology'`,
+        WHERE ah.host_id = $1 AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
       [hostId],
     );
     return rows[0] ?? null;
@@ -75,7 +75,7 @@ export class PoolsRepository {
   async deleteAggregate(tx: EntityManager, name: string): Promise<void> {
     await sql(
       tx,
-      `DELETE FROM aggregates WHERE name = $1 AND kind IN ('reservation', 'topology')`,
+      `DELETE FROM aggregates WHERE name = $1 AND kind IN ('reservation', 'instance', 'topology')`,
       [name],
     );
   }

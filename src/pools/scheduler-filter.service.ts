@@ -87,13 +87,13 @@ export class SchedulerFilterService {
       names === null
         ? `SELECT p.name AS pool, p.kind, p.metadata, string_agg(h.hypervisor_hostname, E'\\n' ORDER BY h.id) AS names
              FROM hosts h
-             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind <> 'topology'
+             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
              LEFT JOIN aggregates p ON p.id = ah.aggregate_id
             GROUP BY p.id`
         : `SELECT p.name AS pool, p.kind, p.metadata, string_agg(u.n, E'\\n' ORDER BY u.i) AS names
              FROM unnest($1::text[]) WITH ORDINALITY u(n, i)
              LEFT JOIN hosts h ON h.hypervisor_hostname = u.n
-             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind <> 'topology'
+             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
              LEFT JOIN aggregates p ON p.id = ah.aggregate_id
             GROUP BY p.id`,
       names === null ? [] : [names],

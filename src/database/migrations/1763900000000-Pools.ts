@@ -40,7 +40,7 @@ export class Pools1763900000000 implements MigrationInterface {
         id serial PRIMARY KEY,
         name varchar(255) NOT NULL UNIQUE,
         kind varchar(16) NOT NULL
-          CHECK (kind IN ('freepool','shared','recycle','reservation','topology')),
+          CHECK (kind IN ('freepool','shared','recycle','reservation','instance','topology')),
         availability_zone varchar(255),
         metadata jsonb NOT NULL DEFAULT '{}',
         created_at timestamptz NOT NULL,
@@ -54,9 +54,11 @@ export class Pools1763900000000 implements MigrationInterface {
         since timestamptz NOT NULL,
         PRIMARY KEY (aggregate_id, host_id)
       )`);
-    // A host sits in exactly one pool at a time (topology aggregates do not count).
+    // A host sits in exactly one pool at a time; topology labels and instance-reservation
+    // aggregates are memberships on top of the pool (Blazar keeps those hosts in the freepool).
     await q.query(
-      `CREATE UNIQUE INDEX aggregate_hosts_one_pool ON aggregate_hosts (host_id) WHERE kind <> 'topology'`,
+      `CREATE UNIQUE INDEX aggregate_hosts_one_pool ON aggregate_hosts (host_id)
+         WHERE kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
     );
     await q.query(`CREATE INDEX aggregate_hosts_kind ON aggregate_hosts (kind, host_id)`);
     await q.query(`

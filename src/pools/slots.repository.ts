@@ -1,0 +1,130 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import type { SlotHost } from '../plugins/virtual-instance/pick-slots.js';
+import type { HostQuery, Span } from './allocations.repository.js';
+
+export interface SlotSize {
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+}
+
+function bind(params: unknown[], value: unknown): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
+/**
+ * Instance slots over time. Capacity is exact: a host's usage only rises where an
+ * allocation begins, so its peak over a window is the largest sum of overlapping
+ * allocations taken at those starts (and at the window's start).
+ */
+@Injectable()
+export class SlotsRepository {
+  constructor(@Inject(CONFIG) private readonly config: Config) {}
+
+  /**
+   * Hosts that can take slots of `size` over `during`, in packing order (hosts already
+   * carrying slots first, then the fullest), with how many more slots fit. Hosts with a
+   * whole-host allocation in the window are out. One query.
+   */
+  async capacity(
+    em: EntityManager,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize,
+    options: { ownReservation?: string; onlyHosts?: number[] } = {},
+  ): Promise<SlotHost[]> {
+    const p = [...q.params];
+    const w = `tstzrange(${bind(p, during.start)}::timestamptz, ${bind(p, during.end)}::timestamptz, '[)')`;
+    const own = bind(p, options.ownReservation ?? null);
+    const only = bind(p, options.onlyHosts ?? null);
+    const [v, m, d] = [bind(p, size.vcpus), bind(p, size.memory_mb), bind(p, size.disk_gb)];
+    const [cr, rr, dr] = [
+      bind(p, this.config.cpuAllocationRatio),
+      bind(p, this.config.ramAllocationRatio),
+      bind(p, this.config.diskAllocationRatio),
+    ];
+    const { rows } = await sql<{ id: number; used: boolean; free: number }>(
+      em,
+      `WITH cand AS (
+         SELECT h.id, h.vcpus * ${cr}::float8 AS cpu, h.memory_mb * ${rr}::float8 AS ram,
+                h.local_gb * ${dr}::float8 AS disk
+           FROM hosts h
+          WHERE h.reservable
+            AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
+            AND (${only}::int[] IS NULL OR h.id = ANY(${only}::int[]))
+            AND NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})
+            AND (${q.where})),
+       ov AS (
+         SELECT a.host_id, a.during * ${w} AS d, a.slots * a.vcpus AS c, a.slots * a.memory_mb AS m,
+                a.slots * a.disk_gb AS g
+           FROM instance_allocations a JOIN cand ON cand.id = a.host_id
+          WHERE a.during && ${w} AND a.reservation_id IS DISTINCT FROM ${own}::uuid),
+       peak AS (
+         SELECT host_id, max(c) AS c, max(m) AS m, max(g) AS g FROM (
+           SELECT s.host_id, sum(o.c) AS c, sum(o.m) AS m, sum(o.g) AS g
+             FROM (SELECT DISTINCT host_id, lower(d) AS t FROM ov) s
+             JOIN ov o ON o.host_id = s.host_id AND o.d @> s.t
+            GROUP BY s.host_id, s.t) u
+          GROUP BY host_id),
+       fit AS (
+         SELECT cand.id, peak.host_id IS NOT NULL AS used,
+                floor(least((cand.cpu - coalesce(peak.c, 0)) / ${v}::int,
+                            (cand.ram - coalesce(peak.m, 0)) / ${m}::int,
+                            CASE WHEN ${d}::int = 0 THEN 'Infinity'::float8
+                                 ELSE (cand.disk - coalesce(peak.g, 0)) / ${d}::int END))::int AS free
+           FROM cand LEFT JOIN peak ON peak.host_id = cand.id)
+       SELECT id, used, free FROM fit WHERE free >= 1 ORDER BY used DESC, free, id`,
+      p,
+    );
+    return rows;
+  }
+
+  async placement(em: EntityManager, reservationId: string): Promise<Map<number, number>> {
+    const { rows } = await sql<{ host_id: number; slots: number }>(
+      em,
+      `SELECT host_id, slots FROM instance_allocations WHERE reservation_id = $1 ORDER BY host_id`,
+      [reservationId],
+    );
+    return new Map(rows.map((r) => [r.host_id, r.slots]));
+  }
+
+  /** Replaces the reservation's slots with `placement`. */
+  async store(
+    tx: EntityManager,
+    reservationId: string,
+    placement: Map<number, number>,
+    size: SlotSize,
+    during: Span,
+  ): Promise<void> {
+    await this.release(tx, reservationId);
+    if (placement.size === 0) return;
+    await sql(
+      tx,
+      `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+       SELECT gen_random_uuid(), $1, p.host, p.slots, $4, $5, $6, tstzrange($7, $8, '[)')
+         FROM unnest($2::int[], $3::int[]) AS p(host, slots)`,
+      [reservationId, [...placement.keys()], [...placement.values()], size.vcpus, size.memory_mb, size.disk_gb, during.start, during.end],
+    );
+  }
+
+  async release(tx: EntityManager, reservationId: string): Promise<void> {
+    await sql(tx, `DELETE FROM instance_allocations WHERE reservation_id = $1`, [reservationId]);
+  }
+
+  /** Of `hostIds`, those carrying slots during `during` (other reservations' than `own`). */
+  async hostsWithSlots(em: EntityManager, hostIds: number[], during: Span): Promise<number[]> {
+    if (hostIds.length === 0) return [];
+    const { rows } = await sql<{ host_id: number }>(
+      em,
+      `SELECT DISTINCT host_id FROM instance_allocations
+        WHERE host_id = ANY($1) AND during && tstzrange($2, $3, '[)')`,
+      [hostIds, during.start, during.end],
+    );
+    return rows.map((r) => r.host_id);
+  }
+}
