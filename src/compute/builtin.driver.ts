@@ -14,6 +14,18 @@ export class BuiltinDriver implements ComputeDriver {
   async deletePool(): Promise<void> {}
   async addHost(): Promise<void> {}
   async removeHost(): Promise<void> {}
+  async ensureFlavor(): Promise<void> {}
+  async deleteFlavor(): Promise<void> {}
+  async grantFlavorAccess(): Promise<void> {}
+  async revokeFlavorAccess(): Promise<void> {}
+  /** No compute service: the group's name stands for it. */
+  async ensureServerGroup(name: string): Promise<string> {
+    return name;
+  }
+  async deleteServerGroup(): Promise<void> {}
+  async serversWithFlavor(): Promise<Server[]> {
+    return [];
+  }
   async hostStates(): Promise<Map<string, boolean> | null> {
     return null;
   }

@@ -50,10 +50,34 @@ export interface ComputeDriver {
    */
   hostStates(): Promise<Map<string, boolean> | null>;
 
+  /** The private flavor of an instance reservation (id = reservation id). */
+  ensureFlavor(flavor: FlavorSpec): Promise<void>;
+  deleteFlavor(id: string): Promise<void>;
+  grantFlavorAccess(id: string, projectId: string): Promise<void>;
+  revokeFlavorAccess(id: string, projectId: string): Promise<void>;
+  /** Returns the group's id; the same name again returns the same group. */
+  ensureServerGroup(
+    name: string,
+    policy: 'affinity' | 'anti-affinity',
+    projectId: string,
+  ): Promise<string>;
+  deleteServerGroup(id: string): Promise<void>;
+  /** Servers built with a flavor (all projects). */
+  serversWithFlavor(flavorId: string): Promise<Server[]>;
+
   /** Servers running on a host (all projects). */
   serversOnHost(host: string): Promise<Server[]>;
   deleteServer(id: string): Promise<void>;
   snapshotServer(id: string, imageName: string): Promise<void>;
+}
+
+export interface FlavorSpec {
+  id: string;
+  name: string;
+  vcpus: number;
+  ramMb: number;
+  diskGb: number;
+  extraSpecs: Record<string, string>;
 }
 
 export const COMPUTE_DRIVER = Symbol('COMPUTE_DRIVER');

@@ -11,7 +11,7 @@ describe('loadConfig', () => {
       authStrategy: 'noauth',
       eventPollMs: 1000,
       minutesBeforeEndLease: 60,
-      plugins: ['physical:host'],
+      plugins: ['physical:host', 'virtual:instance'],
       logLevel: 'info',
     });
   });

@@ -131,7 +131,7 @@ export function loadConfig(env: Env): Config {
     pluginTimeoutMs: r.int('PLUGIN_TIMEOUT_MS', 600_000, 100, 86_400_000),
     managerTimer: true,
     minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
-    plugins: r.list('PLUGINS', ['physical:host']),
+    plugins: r.list('PLUGINS', ['physical:host', 'virtual:instance']),
     computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin'] as const),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),

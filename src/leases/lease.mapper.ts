@@ -1,6 +1,7 @@
 import type { JsonObject } from '../common/json.js';
 import { formatTimestamp, formatWireDate } from '../common/dates.js';
 import type { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import type { EntityManager } from 'typeorm';
 import type { PluginRegistry } from '../plugins/plugin-registry.js';
 import type { Reservation } from '../reservations/entities/reservation.entity.js';
 import type { Lease } from './entities/lease.entity.js';
@@ -23,7 +24,11 @@ export function toEventWire(e: LeaseEvent): JsonObject {
   };
 }
 
-export function toReservationWire(r: Reservation, plugins: PluginRegistry): JsonObject {
+export function toReservationWire(
+  r: Reservation,
+  plugins: PluginRegistry,
+  extra: JsonObject = {},
+): JsonObject {
   let typed: JsonObject;
   try {
     typed = plugins.get(r.resourceType).present(r);
@@ -42,13 +47,18 @@ export function toReservationWire(r: Reservation, plugins: PluginRegistry): Json
     created_at: formatTimestamp(r.createdAt),
     updated_at: formatTimestamp(r.updatedAt),
     ...typed,
+    ...extra,
   };
 }
 
 const EVENT_ORDER = ['start_lease', 'before_end_lease', 'end_lease'];
 
 /** The Blazar lease object. */
-export function toLeaseWire(parts: LeaseParts, plugins: PluginRegistry): JsonObject {
+export function toLeaseWire(
+  parts: LeaseParts,
+  plugins: PluginRegistry,
+  extra: Map<string, JsonObject> = new Map(),
+): JsonObject {
   const { lease } = parts;
   const events = [...parts.events].sort(
     (a, b) => EVENT_ORDER.indexOf(a.eventType) - EVENT_ORDER.indexOf(b.eventType),
@@ -65,7 +75,31 @@ export function toLeaseWire(parts: LeaseParts, plugins: PluginRegistry): JsonObj
     trust_id: lease.trustId,
     created_at: formatTimestamp(lease.createdAt),
     updated_at: formatTimestamp(lease.updatedAt),
-    reservations: parts.reservations.map((r) => toReservationWire(r, plugins)),
+    reservations: parts.reservations.map((r) => toReservationWire(r, plugins, extra.get(r.id))),
     events: events.map(toEventWire),
   };
+}
+
+/** Plugins' database-backed details (`describe`) for every reservation of these leases. */
+export async function describeAll(
+  em: EntityManager,
+  parts: LeaseParts[],
+  plugins: PluginRegistry,
+): Promise<Map<string, JsonObject>> {
+  const byType = new Map<string, Reservation[]>();
+  for (const r of parts.flatMap((p) => p.reservations)) {
+    byType.set(r.resourceType, [...(byType.get(r.resourceType) ?? []), r]);
+  }
+  const out = new Map<string, JsonObject>();
+  for (const [type, reservations] of byType) {
+    let plugin;
+    try {
+      plugin = plugins.get(type);
+    } catch {
+      continue;
+    }
+    if (plugin.describe === undefined) continue;
+    for (const [id, details] of await plugin.describe(em, reservations)) out.set(id, details);
+  }
+  return out;
 }

@@ -20,7 +20,7 @@ import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
 import { claimKey, requestHash, storeResponse } from './idempotency.js';
 import { beforeEndTime, checkNewWindow } from './lease-rules.js';
-import { toLeaseWire } from './lease.mapper.js';
+import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeaseFilter, LeasesRepository } from './leases.repository.js';
 
@@ -79,7 +79,8 @@ export class LeasesService {
     }
     const leases = await this.repo.list(em, filter);
     const parts = await this.repo.withParts(em, leases);
-    return parts.map((p) => toLeaseWire(p, this.plugins));
+    const extra = await describeAll(em, parts, this.plugins);
+    return parts.map((p) => toLeaseWire(p, this.plugins, extra));
   }
 
   async get(caller: Identity, id: string): Promise<{ lease: LeaseWire; version: number }> {
@@ -180,7 +181,8 @@ export class LeasesService {
     });
     // Started reservations hand out what they gained (e.g. a new host) right away.
     await this.actions.refresh(result.parts.lease, result.parts.reservations);
-    return { lease: toLeaseWire(result.parts, this.plugins), version: result.version };
+    const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);
+    return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };
   }
 
   /**
@@ -252,7 +254,11 @@ export class LeasesService {
   }
 
   private async present(em: EntityManager, lease: Lease): Promise<LeaseWire> {
-    return toLeaseWire(await this.repo.parts(em, lease), this.plugins);
+    return this.wire(em, await this.repo.parts(em, lease));
+  }
+
+  private async wire(em: EntityManager, parts: LeaseParts): Promise<LeaseWire> {
+    return toLeaseWire(parts, this.plugins, await describeAll(em, [parts], this.plugins));
   }
 }
 

@@ -3,6 +3,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
+import { VirtualInstancePlugin } from './virtual-instance/virtual-instance.plugin.js';
 import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
 
 /**
@@ -17,10 +18,14 @@ export class PluginsModule {
       module: PluginsModule,
       providers: [
         PhysicalHostPlugin,
+        VirtualInstancePlugin,
         {
           provide: RESOURCE_PLUGINS,
-          inject: [PhysicalHostPlugin],
-          useFactory: (host: PhysicalHostPlugin): ResourcePlugin[] => [host, ...extra],
+          inject: [PhysicalHostPlugin, VirtualInstancePlugin],
+          useFactory: (
+            host: PhysicalHostPlugin,
+            instance: VirtualInstancePlugin,
+          ): ResourcePlugin[] => [host, instance, ...extra],
         },
         {
           provide: PluginRegistry,

@@ -62,7 +62,13 @@ export interface ResourcePlugin {
   onEnd(reservation: Reservation, lease: Lease): Promise<void>;
 
   /** Type-specific keys merged into the reservation's wire object. */
-  present(reservation: Reservation): Record<string, unknown>;
+  present(reservation: Reservation): JsonObject;
+
+  /**
+   * More keys that need the database (e.g. claims), for many reservations in one go.
+   * Optional; merged after `present`.
+   */
+  describe?(em: EntityManager, reservations: Reservation[]): Promise<Map<string, JsonObject>>;
 }
 
 /** Multi-provider token: every plugin provider registers under it. */

@@ -69,7 +69,8 @@ export class AllocationsRepository {
           WHERE host_id = ANY($1) AND during && tstzrange($2, $3, '[)')`,
         [ids, during.start, during.end],
       );
-      if (rows.length === 0 || round >= 3) return ids.filter((id) => !rows.some((r) => r.host_id === id));
+      if (rows.length === 0 || round >= 3)
+        return ids.filter((id) => !rows.some((r) => r.host_id === id));
       exclude = [...exclude, ...rows.map((r) => r.host_id)];
     }
   }

@@ -143,7 +143,14 @@ export class AllocationsService {
     );
     // A window is only free if the cleaning time after it is free too.
     const cleaning = this.config.cleaningTimeMinutes * 60_000;
-    const starts = await this.allocations.earliestStarts(em, q, count, duration + cleaning, from, limit);
+    const starts = await this.allocations.earliestStarts(
+      em,
+      q,
+      count,
+      duration + cleaning,
+      from,
+      limit,
+    );
     return {
       availability: starts.map((s) => ({
         start_date: formatWireDate(s.start),

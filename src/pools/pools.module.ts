@@ -10,6 +10,8 @@ import { HostQueryBuilder } from './host-query.js';
 import { HostsController } from './hosts.controller.js';
 import { HostsService } from './hosts.service.js';
 import { PoolSync } from './pool-sync.js';
+import { InstancePool } from './instance-pool.js';
+import { SlotsRepository } from './slots.repository.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
 import { PoolsMaintenance } from './pools-maintenance.js';
@@ -31,6 +33,8 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
     PoolSync,
     PoolsRepository,
     PoolsService,
+    InstancePool,
+    SlotsRepository,
     PoolsMaintenance,
     SchedulerFilterService,
   ],
@@ -41,6 +45,8 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
     HostQueryBuilder,
     PoolSync,
     PoolsRepository,
+    InstancePool,
+    SlotsRepository,
   ],
 })
 export class PoolsModule {

@@ -37,9 +37,11 @@ export class PoolsRepository {
   /** Puts hosts into a pool, taking them out of whatever pool they were in. */
   async moveHosts(tx: EntityManager, hostIds: number[], pool: string, now: Date): Promise<void> {
     if (hostIds.length === 0) return;
-    await sql(tx, `DELETE FROM aggregate_hosts WHERE host_id = ANY($1) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`, [
-      hostIds,
-    ]);
+    await sql(
+      tx,
+      `DELETE FROM aggregate_hosts WHERE host_id = ANY($1) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+      [hostIds],
+    );
     await sql(
       tx,
       `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)

@@ -108,7 +108,16 @@ export class SlotsRepository {
       `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
        SELECT gen_random_uuid(), $1, p.host, p.slots, $4, $5, $6, tstzrange($7, $8, '[)')
          FROM unnest($2::int[], $3::int[]) AS p(host, slots)`,
-      [reservationId, [...placement.keys()], [...placement.values()], size.vcpus, size.memory_mb, size.disk_gb, during.start, during.end],
+      [
+        reservationId,
+        [...placement.keys()],
+        [...placement.values()],
+        size.vcpus,
+        size.memory_mb,
+        size.disk_gb,
+        during.start,
+        during.end,
+      ],
     );
   }
 

@@ -1,5 +1,6 @@
 import type {
   ComputeDriver,
+  FlavorSpec,
   HostInventory,
   PoolSpec,
   Server,
@@ -34,6 +35,35 @@ export class MemoryDriver implements ComputeDriver {
   }
   async removeHost(pool: string, host: string): Promise<void> {
     this.pools.get(pool)?.hosts.delete(host);
+  }
+  readonly flavors = new Map<string, FlavorSpec & { access: Set<string> }>();
+  readonly groups = new Map<string, { name: string; policy: string }>();
+
+  async ensureFlavor(flavor: FlavorSpec): Promise<void> {
+    if (!this.flavors.has(flavor.id)) this.flavors.set(flavor.id, { ...flavor, access: new Set() });
+  }
+  async deleteFlavor(id: string): Promise<void> {
+    this.flavors.delete(id);
+  }
+  async grantFlavorAccess(id: string, projectId: string): Promise<void> {
+    this.flavors.get(id)?.access.add(projectId);
+  }
+  async revokeFlavorAccess(id: string, projectId: string): Promise<void> {
+    this.flavors.get(id)?.access.delete(projectId);
+  }
+  async ensureServerGroup(name: string, policy: 'affinity' | 'anti-affinity'): Promise<string> {
+    const found = [...this.groups].find(([, g]) => g.name === name);
+    if (found) return found[0];
+    const id = `group-${this.groups.size + 1}`;
+    this.groups.set(id, { name, policy });
+    return id;
+  }
+  async deleteServerGroup(id: string): Promise<void> {
+    this.groups.delete(id);
+  }
+  /** Servers by flavor: the `name` of test servers is their flavor id here. */
+  async serversWithFlavor(flavorId: string): Promise<Server[]> {
+    return [...this.servers.values()].flat().filter((s) => s.name === flavorId);
   }
   async hostStates(): Promise<Map<string, boolean> | null> {
     return this.states;

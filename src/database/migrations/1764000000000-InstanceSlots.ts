@@ -18,7 +18,9 @@ export class InstanceSlots1764000000000 implements MigrationInterface {
         during tstzrange NOT NULL CHECK (NOT isempty(during)),
         UNIQUE (reservation_id, host_id)
       )`);
-    await q.query(`CREATE INDEX instance_allocations_host ON instance_allocations USING gist (host_id, during)`);
+    await q.query(
+      `CREATE INDEX instance_allocations_host ON instance_allocations USING gist (host_id, during)`,
+    );
     await q.query(`
       CREATE TABLE claims (
         id uuid PRIMARY KEY,

@@ -22,9 +22,7 @@ export function pickSlots(
   affinity: boolean | null,
   current: Placement = new Map(),
 ): Placement | null {
-  const order = [...hosts].sort(
-    (a, b) => Number(current.has(b.id)) - Number(current.has(a.id)),
-  );
+  const order = [...hosts].sort((a, b) => Number(current.has(b.id)) - Number(current.has(a.id)));
   if (affinity === true) {
     const host = order.find((h) => h.free >= amount);
     return host === undefined ? null : new Map([[host.id, amount]]);

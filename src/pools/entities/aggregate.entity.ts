@@ -1,7 +1,8 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { JsonObject } from '../../common/json.js';
 
-export type AggregateKind = 'freepool' | 'shared' | 'recycle' | 'reservation' | 'topology';
+export type AggregateKind =
+  'freepool' | 'shared' | 'recycle' | 'reservation' | 'instance' | 'topology';
 
 /**
  * A host aggregate: the freepool, the shared pool, the recycle pool, one pool per

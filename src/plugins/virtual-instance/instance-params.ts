@@ -1,0 +1,71 @@
+/** Validation of `virtual:instance` reservation parameters, pure. */
+import { InvalidInput, MissingParameter } from '../../common/errors.js';
+import type { JsonObject } from '../../common/json.js';
+import { combine } from '../../pools/host-query.js';
+
+export interface InstanceParams {
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+  amount: number;
+  affinity: boolean | null;
+  resource_properties: string;
+  /** Set when the reservation starts. */
+  server_group_id: string | null;
+  aggregate_id: number | null;
+}
+
+const SIZE_KEYS = ['vcpus', 'memory_mb', 'disk_gb', 'amount'] as const;
+const KNOWN = new Set([...SIZE_KEYS, 'affinity', 'resource_properties']);
+const MAX_INT = 2_147_483_647;
+
+function whole(name: string, value: unknown, min: number): number {
+  if (value === undefined || value === null) throw new MissingParameter(name);
+  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > MAX_INT) {
+    throw new InvalidInput(`Malformed parameter ${name}`, 'MalformedParameter');
+  }
+  return n;
+}
+
+/** true / false / null, also as the strings the client sends ("True", "False", "None"). */
+export function parseAffinity(value: unknown): boolean | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') {
+    const v = value.trim().toLowerCase();
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+    if (v === 'none' || v === 'null' || v === '') return null;
+  }
+  throw new InvalidInput('Malformed parameter affinity', 'MalformedParameter');
+}
+
+export function validateInstanceParams(values: Record<string, unknown>): InstanceParams {
+  const unknown = Object.keys(values).filter((k) => !KNOWN.has(k));
+  if (unknown.length > 0) {
+    throw new InvalidInput(`Unknown parameter ${unknown.join(', ')} for virtual:instance`);
+  }
+  const text = values.resource_properties;
+  const resourceProperties =
+    text === undefined || text === null
+      ? ''
+      : typeof text === 'string'
+        ? text
+        : JSON.stringify(text);
+  combine(resourceProperties); // throws MalformedRequirements
+  return {
+    vcpus: whole('vcpus', values.vcpus, 1),
+    memory_mb: whole('memory_mb', values.memory_mb, 1),
+    disk_gb: whole('disk_gb', values.disk_gb, 0),
+    amount: whole('amount', values.amount, 1),
+    affinity: parseAffinity(values.affinity),
+    resource_properties: resourceProperties,
+    server_group_id: null,
+    aggregate_id: null,
+  };
+}
+
+export function asInstanceParams(stored: JsonObject): InstanceParams {
+  return stored as InstanceParams;
+}

@@ -1,0 +1,214 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { InvalidInput } from '../../common/errors.js';
+import type { JsonObject } from '../../common/json.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import { sql } from '../../database/sql.js';
+import type { Lease } from '../../leases/entities/lease.entity.js';
+import { Reservation } from '../../reservations/entities/reservation.entity.js';
+import { combine, HostQueryBuilder } from '../../pools/host-query.js';
+import { InstancePool, SlotReservation } from '../../pools/instance-pool.js';
+import { SlotsRepository } from '../../pools/slots.repository.js';
+import type { Span } from '../../pools/allocations.repository.js';
+import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
+import type { ResourcePlugin, Window } from '../resource-plugin.js';
+import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
+import { pickSlots, Placement } from './pick-slots.js';
+
+/**
+ * `virtual:instance`: slots of vcpus/memory_mb/disk_gb on hosts of the reservation pool,
+ * exact over time (every instant of the window fits each host's inventory times the
+ * allocation ratios), packed onto hosts that already carry slots.
+ */
+@Injectable()
+export class VirtualInstancePlugin implements ResourcePlugin {
+  readonly resourceType = 'virtual:instance';
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly slots: SlotsRepository,
+    private readonly queries: HostQueryBuilder,
+    private readonly pool: InstancePool,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  validate(values: Record<string, unknown>): JsonObject {
+    return { ...validateInstanceParams(values) };
+  }
+
+  /** Before start every parameter may change; while active only `amount`, and only up. */
+  validateUpdate(reservation: Reservation, changes: Record<string, unknown>): JsonObject {
+    const current = asInstanceParams(reservation.params);
+    if (reservation.status === 'active') {
+      const other = Object.keys(changes).filter((k) => k !== 'amount');
+      if (other.length > 0) {
+        throw new InvalidInput(
+          `Only amount can change while the reservation is active (not ${other.join(', ')})`,
+          'CantUpdateParameter',
+        );
+      }
+    } else if (reservation.status !== 'pending') {
+      throw new InvalidInput(
+        `A ${reservation.status} reservation cannot be updated`,
+        'CantUpdateParameter',
+      );
+    }
+    const { resource_properties, vcpus, memory_mb, disk_gb, amount, affinity } = current;
+    const next = validateInstanceParams({
+      resource_properties,
+      vcpus,
+      memory_mb,
+      disk_gb,
+      amount,
+      affinity,
+      ...changes,
+    });
+    if (reservation.status === 'active' && next.amount < current.amount) {
+      throw new InvalidInput(
+        'The amount of an active reservation can only grow',
+        'CantUpdateParameter',
+      );
+    }
+    return {
+      ...next,
+      server_group_id: current.server_group_id,
+      aggregate_id: current.aggregate_id,
+    };
+  }
+
+  span(window: Window): Span {
+    return {
+      start: window.start,
+      end: new Date(window.end.getTime() + this.config.cleaningTimeMinutes * 60_000),
+    };
+  }
+
+  async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
+    await this.place(tx, reservation, window, new Map());
+  }
+
+  async update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
+    const current = await this.slots.placement(tx, reservation.id);
+    const placement = await this.place(tx, reservation, window, current);
+    if (reservation.status === 'active') {
+      const lost = [...current].filter(([host, n]) => (placement.get(host) ?? 0) < n);
+      if (lost.length > 0)
+        throw new NotEnoughHosts(': an active reservation cannot give up slots it holds');
+    }
+  }
+
+  /**
+   * Picks hosts from one capacity query, locks them, and checks them again with a fresh
+   * statement: any transaction adding slots there held those locks until it committed,
+   * so the check sees it. A host that filled up meanwhile means another round.
+   */
+  private async place(
+    tx: EntityManager,
+    r: Reservation,
+    window: Window,
+    current: Placement,
+  ): Promise<Placement> {
+    const params = asInstanceParams(r.params);
+    const q = await this.queries.build(tx, combine(params.resource_properties));
+    const during = this.span(window);
+    for (let round = 0; round < 5; round++) {
+      const hosts = await this.slots.capacity(tx, q, during, params, { ownReservation: r.id });
+      const placement = pickSlots(hosts, params.amount, params.affinity, current);
+      if (placement === null) break;
+      const ids = [...placement.keys()].sort((a, b) => a - b);
+      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+      const now = await this.slots.capacity(tx, q, during, params, {
+        ownReservation: r.id,
+        onlyHosts: ids,
+      });
+      const fits = ids.every(
+        (id) => (now.find((h) => h.id === id)?.free ?? 0) >= (placement.get(id) ?? 0),
+      );
+      if (fits) {
+        await this.slots.store(tx, r.id, placement, params, during);
+        return placement;
+      }
+    }
+    throw new NotEnoughHosts(
+      `: no room for ${params.amount} instance(s) of ${params.vcpus} vCPU, ${params.memory_mb} MB`,
+    );
+  }
+
+  async release(tx: EntityManager, reservation: Reservation): Promise<void> {
+    await this.slots.release(tx, reservation.id);
+    await sql(tx, `DELETE FROM claims WHERE reservation_id = $1`, [reservation.id]);
+  }
+
+  async onStart(reservation: Reservation, lease: Lease): Promise<void> {
+    const params = asInstanceParams(reservation.params);
+    const made = await this.pool.start(this.slotReservation(reservation, lease, params));
+    const stored: InstanceParams = {
+      ...params,
+      server_group_id: made.serverGroupId,
+      aggregate_id: made.aggregateId,
+    };
+    reservation.params = { ...stored };
+    // Written straight away: a retried start finds the group it made.
+    await sql(this.dataSource.manager, `UPDATE reservations SET params = $2 WHERE id = $1`, [
+      reservation.id,
+      stored,
+    ]);
+  }
+
+  async beforeEnd(): Promise<void> {}
+
+  async onEnd(reservation: Reservation, lease: Lease): Promise<void> {
+    await this.pool.end(
+      this.slotReservation(reservation, lease, asInstanceParams(reservation.params)),
+    );
+  }
+
+  present(reservation: Reservation): JsonObject {
+    const p = asInstanceParams(reservation.params);
+    return {
+      vcpus: p.vcpus,
+      memory_mb: p.memory_mb,
+      disk_gb: p.disk_gb,
+      amount: p.amount,
+      affinity: p.affinity,
+      resource_properties: p.resource_properties,
+      flavor_id: reservation.id,
+      server_group_id: p.server_group_id ?? null,
+      aggregate_id: p.aggregate_id ?? null,
+    };
+  }
+
+  /** The claims servers hold on the reservation's slots. */
+  async describe(em: EntityManager, reservations: Reservation[]): Promise<Map<string, JsonObject>> {
+    const ids = reservations.map((r) => r.id);
+    const { rows } = await sql<{
+      reservation_id: string;
+      id: string;
+      server_id: string;
+      host: string;
+    }>(
+      em,
+      `SELECT c.reservation_id, c.id, c.server_id, h.hypervisor_hostname AS host
+         FROM claims c JOIN hosts h ON h.id = c.host_id
+        WHERE c.reservation_id = ANY($1::uuid[]) ORDER BY c.created_at, c.id`,
+      [ids],
+    );
+    const out = new Map<string, JsonObject>(ids.map((id) => [id, { claims: [] as JsonObject[] }]));
+    for (const { reservation_id, ...claim } of rows)
+      (out.get(reservation_id)?.claims as JsonObject[]).push(claim);
+    return out;
+  }
+
+  private slotReservation(r: Reservation, lease: Lease, p: InstanceParams): SlotReservation {
+    return {
+      id: r.id,
+      projectId: lease.projectId,
+      vcpus: p.vcpus,
+      memoryMb: p.memory_mb,
+      diskGb: p.disk_gb,
+      affinity: p.affinity,
+      serverGroupId: p.server_group_id ?? null,
+    };
+  }
+}

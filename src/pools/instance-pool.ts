@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { sql } from '../database/sql.js';
+import { withTransaction } from '../database/transaction.js';
+import { PoolsRepository } from './pools.repository.js';
+
+export interface SlotReservation {
+  id: string;
+  projectId: string;
+  vcpus: number;
+  memoryMb: number;
+  diskGb: number;
+  affinity: boolean | null;
+  serverGroupId: string | null;
+}
+
+/**
+ * The objects an instance reservation has while it runs, as Blazar makes them: a private
+ * flavor (id = reservation id) that sends its servers to the reservation's aggregate, the
+ * aggregate (hosts stay in the freepool too), a server group when affinity is set, and
+ * flavor access for the project. Every step is idempotent.
+ */
+@Injectable()
+export class InstancePool {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pools: PoolsRepository,
+    private readonly clock: Clock,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
+  ) {}
+
+  async start(r: SlotReservation): Promise<{ serverGroupId: string | null; aggregateId: number }> {
+    const serverGroupId =
+      r.affinity === null
+        ? null
+        : (r.serverGroupId ??
+          (await this.driver.ensureServerGroup(
+            `reservation:${r.id}`,
+            r.affinity ? 'affinity' : 'anti-affinity',
+            r.projectId,
+          )));
+    const metadata: Record<string, string> = {
+      reservation: r.id,
+      filter_tenant_id: r.projectId,
+      'blazar:owner': r.projectId,
+      ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
+    };
+    const extraSpecs: Record<string, string> = {
+      'aggregate_instance_extra_specs:reservation': r.id,
+      ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
+    };
+    await this.driver.ensureFlavor({
+      id: r.id,
+      name: `reservation:${r.id}`,
+      vcpus: r.vcpus,
+      ramMb: r.memoryMb,
+      diskGb: r.diskGb,
+      extraSpecs,
+    });
+    const { aggregateId, hosts } = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const aggregateId = await this.pools.ensure(tx, r.id, 'instance', now, { metadata });
+      const { rows } = await sql<{ id: number; name: string }>(
+        tx,
+        `SELECT h.id, h.hypervisor_hostname AS name FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+          WHERE a.reservation_id = $1 ORDER BY h.id`,
+        [r.id],
+      );
+      await sql(
+        tx,
+        `DELETE FROM aggregate_hosts WHERE aggregate_id = $1 AND NOT (host_id = ANY($2::int[]))`,
+        [aggregateId, rows.map((h) => h.id)],
+      );
+      await sql(
+        tx,
+        `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+         SELECT $1, h, 'instance', $3 FROM unnest($2::int[]) h ON CONFLICT DO NOTHING`,
+        [aggregateId, rows.map((h) => h.id), now],
+      );
+      return { aggregateId, hosts: rows };
+    });
+    await this.driver.ensurePool({ name: r.id, availabilityZone: null, metadata });
+    for (const host of hosts) await this.driver.addHost(r.id, host.name);
+    await this.driver.grantFlavorAccess(r.id, r.projectId);
+    return { serverGroupId, aggregateId };
+  }
+
+  /** Servers built with the flavor go first, then the flavor, the group and the pool. */
+  async end(r: SlotReservation): Promise<void> {
+    for (const server of await this.driver.serversWithFlavor(r.id)) {
+      await this.driver.deleteServer(server.id);
+    }
+    await this.driver.revokeFlavorAccess(r.id, r.projectId);
+    await this.driver.deleteFlavor(r.id);
+    if (r.serverGroupId !== null) await this.driver.deleteServerGroup(r.serverGroupId);
+    await withTransaction(this.dataSource, (tx) => this.pools.deleteAggregate(tx, r.id));
+    await this.driver.deletePool(r.id);
+  }
+}
