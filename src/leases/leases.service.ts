@@ -155,7 +155,7 @@ export class LeasesService {
         .filter((e): e is [EventType, Date] => e[1] !== null)
         .map(([type, time]) => this.newEvent(lease.id, type, time, now));
       await tx.insert(LeaseEvent, events);
-      const wire = toLeaseWire({ lease, reservations, events }, this.plugins);
+      const wire = await this.wire(tx, { lease, reservations, events });
       if (idempotencyKey !== undefined) {
         await storeResponse(tx, caller.projectId, idempotencyKey, wire);
       }

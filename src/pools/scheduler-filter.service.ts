@@ -49,7 +49,8 @@ export class SchedulerFilterService {
    * large and the same for every caller without a hint.
    */
   async filterJson(body: FilterRequest): Promise<Buffer> {
-    if (body.hosts !== undefined && body.hosts !== null) {
+    const bySlots = body.flavor_extra_specs !== undefined && body.flavor_extra_specs !== null;
+    if ((body.hosts !== undefined && body.hosts !== null) || bySlots) {
       return Buffer.from(JSON.stringify(await this.filter(body)));
     }
     const { rows } = await sql<{ version: string }>(
@@ -80,6 +81,15 @@ export class SchedulerFilterService {
     const wanted = hint === undefined ? [] : strings('hints.reservation', hint);
     const names =
       body.hosts === undefined || body.hosts === null ? null : strings('hosts', body.hosts);
+    const specs = body.flavor_extra_specs ?? {};
+    if (typeof specs !== 'object' || specs === null || Array.isArray(specs)) {
+      throw new InvalidInput('flavor_extra_specs must be an object');
+    }
+    const slotReservation = (specs as Record<string, unknown>)[
+      'aggregate_instance_extra_specs:reservation'
+    ];
+    if (typeof slotReservation === 'string')
+      return this.filterSlots(names, project, slotReservation);
 
     // One query; hosts are grouped by pool, names joined with newlines (cheap to parse).
     const { rows } = await sql<PoolGroup>(
@@ -109,6 +119,41 @@ export class SchedulerFilterService {
     if (names !== null) {
       const order = new Map(names.map((n, i) => [n, i]));
       passed.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+    }
+    return { hosts: passed, rejected };
+  }
+
+  /**
+   * A server with an instance reservation's flavor: only that reservation's hosts pass,
+   * and only for its project (Blazar leaves this to Nova's aggregate filters).
+   */
+  private async filterSlots(
+    names: string[] | null,
+    project: string,
+    reservationId: string,
+  ): Promise<JsonObject> {
+    const { rows } = await sql<{ name: string; member: boolean; allowed: boolean }>(
+      this.dataSource.manager,
+      `WITH asked AS (
+         SELECT n AS name, i FROM unnest($1::text[]) WITH ORDINALITY u(n, i) WHERE $1::text[] IS NOT NULL
+         UNION ALL SELECT hypervisor_hostname, id FROM hosts WHERE $1::text[] IS NULL),
+       pool AS (SELECT id, metadata FROM aggregates WHERE kind = 'instance' AND name = $2)
+       SELECT s.name,
+              EXISTS (SELECT 1 FROM pool p JOIN aggregate_hosts ah ON ah.aggregate_id = p.id
+                        JOIN hosts h ON h.id = ah.host_id WHERE h.hypervisor_hostname = s.name) AS member,
+              coalesce((SELECT metadata ->> 'blazar:owner' = $3
+                               OR $3 = ANY(string_to_array(metadata ->> 'filter_tenant_id', ','))
+                          FROM pool), false) AS allowed
+         FROM asked s ORDER BY s.i`,
+      [names, reservationId, project],
+    );
+    const passed: string[] = [];
+    const rejected: Record<string, string> = {};
+    for (const row of rows) {
+      if (!row.member) rejected[row.name] = `host is not in instance reservation ${reservationId}`;
+      else if (!row.allowed)
+        rejected[row.name] = `reservation ${reservationId} belongs to another project`;
+      else passed.push(row.name);
     }
     return { hosts: passed, rejected };
   }

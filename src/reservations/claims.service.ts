@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Identity } from '../common/auth/identity.js';
+import { assertCanSee } from '../common/auth/policy.js';
+import { Clock } from '../common/clock.js';
+import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import { withTransaction } from '../database/transaction.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Slot {
+  host_id: number;
+  host: string;
+  free: number;
+}
+
+/**
+ * Servers scheduled into an instance reservation claim its slots. The reservation row is
+ * locked for the claim, so concurrent claims never take more slots than it holds.
+ */
+@Injectable()
+export class ClaimsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async claim(
+    caller: Identity,
+    reservationId: string,
+    body: Record<string, unknown>,
+  ): Promise<JsonObject> {
+    const serverId = body.server_id;
+    if (serverId === undefined || serverId === null || serverId === '')
+      throw new MissingParameter('server_id');
+    if (typeof serverId !== 'string')
+      throw new InvalidInput('Malformed parameter server_id', 'MalformedParameter');
+    const wantedHost = body.host;
+    if (wantedHost !== undefined && typeof wantedHost !== 'string') {
+      throw new InvalidInput('Malformed parameter host', 'MalformedParameter');
+    }
+    return withTransaction(this.dataSource, async (tx) => {
+      await this.lockReservation(tx, caller, reservationId);
+      const existing = await sql<{ id: string; host: string }>(
+        tx,
+        `SELECT c.id, h.hypervisor_hostname AS host FROM claims c JOIN hosts h ON h.id = c.host_id
+          WHERE c.reservation_id = $1 AND c.server_id = $2`,
+        [reservationId, serverId],
+      );
+      if (existing.rows.length > 0) {
+        throw new Conflict(
+          `Server ${serverId} already holds claim ${existing.rows[0].id}`,
+          'ClaimExists',
+        );
+      }
+      const slots = await this.freeSlots(tx, reservationId);
+      const chosen =
+        wantedHost === undefined
+          ? slots.find((s) => s.free > 0)
+          : slots.find((s) => s.host === wantedHost && s.free > 0);
+      if (chosen === undefined) {
+        throw new Conflict(
+          wantedHost === undefined
+            ? `Reservation ${reservationId} has no free slot`
+            : `Reservation ${reservationId} has no free slot on host ${wantedHost}`,
+          'NoFreeSlot',
+        );
+      }
+      const id = randomUUID();
+      await sql(
+        tx,
+        `INSERT INTO claims (id, reservation_id, server_id, host_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
+        [id, reservationId, serverId, chosen.host_id, this.clock.now()],
+      );
+      const alternates = slots
+        .filter((s) => s.host_id !== chosen.host_id && s.free > 0)
+        .slice(0, this.config.maxAlternates)
+        .map((s) => s.host);
+      return {
+        id,
+        reservation_id: reservationId,
+        server_id: serverId,
+        host: chosen.host,
+        alternates,
+      };
+    });
+  }
+
+  async release(caller: Identity, claimId: string): Promise<void> {
+    if (!UUID.test(claimId)) throw new NotFound('claim_id', claimId);
+    await withTransaction(this.dataSource, async (tx) => {
+      const { rows } = await sql<{ reservation_id: string }>(
+        tx,
+        `SELECT reservation_id FROM claims WHERE id = $1`,
+        [claimId],
+      );
+      if (rows.length === 0) throw new NotFound('claim_id', claimId);
+      await this.lockReservation(tx, caller, rows[0].reservation_id, 'claim_id', claimId);
+      await sql(tx, `DELETE FROM claims WHERE id = $1`, [claimId]);
+    });
+  }
+
+  /** Locks the reservation; only its project (or an admin) may claim, and only while it runs. */
+  private async lockReservation(
+    tx: EntityManager,
+    caller: Identity,
+    reservationId: string,
+    kind = 'reservation_id',
+    shownId = reservationId,
+  ): Promise<void> {
+    const found = UUID.test(reservationId)
+      ? await sql<{ projectId: string; status: string; resource_type: string }>(
+          tx,
+          `SELECT l.project_id AS "projectId", r.status, r.resource_type FROM reservations r
+             JOIN leases l ON l.id = r.lease_id WHERE r.id = $1 FOR UPDATE OF r`,
+          [reservationId],
+        )
+      : { rows: [] };
+    const row = found.rows[0] ?? null;
+    assertCanSee(caller, row, kind, shownId);
+    if (row.resource_type !== 'virtual:instance') {
+      throw new InvalidInput(`Reservation ${reservationId} is not a virtual:instance reservation`);
+    }
+    if (row.status !== 'active')
+      throw new Conflict(
+        `Reservation ${reservationId} is ${row.status}, not active`,
+        'InvalidStatus',
+      );
+  }
+
+  /** Per host of the reservation: slots it holds minus claims on it, fullest first. */
+  private async freeSlots(tx: EntityManager, reservationId: string): Promise<Slot[]> {
+    const { rows } = await sql<Slot>(
+      tx,
+      `SELECT a.host_id, h.hypervisor_hostname AS host,
+              a.slots - (SELECT count(*) FROM claims c WHERE c.reservation_id = a.reservation_id
+                                                     AND c.host_id = a.host_id)::int AS free
+         FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+        WHERE a.reservation_id = $1
+        ORDER BY free, a.host_id`,
+      [reservationId],
+    );
+    return rows;
+  }
+}
