@@ -49,7 +49,10 @@ describe('the real blazar and openstack clients', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await startApp({ databaseUrl: db.url, env: { PLUGINS: 'physical:host' } });
+    t = await startApp({
+      databaseUrl: db.url,
+      env: { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' },
+    });
     t.clock.set(new Date());
     await t.app.listen(0, '127.0.0.1');
     const { port } = (t.app.getHttpServer() as { address(): AddressInfo }).address();
@@ -249,5 +252,41 @@ describe('the real blazar and openstack clients', () => {
     expect((JSON.parse(leases.out) as { name: string }[]).map((l) => l.name)).toContain(
       'osc-lease',
     );
+  });
+
+  it('should reserve instance slots with --reservation resource_type=virtual:instance', async () => {
+    for (const name of ['slot-h1', 'slot-h2', 'slot-h3']) {
+      await t.http
+        .post('/v1/os-hosts')
+        .send({ name, vcpus: 4, memory_mb: 8192, local_gb: 100, tier: 'slots' })
+        .expect(201);
+    }
+    const start = minute(new Date(t.clock.now().getTime() + 20 * 86_400_000));
+    const end = minute(new Date(t.clock.now().getTime() + 21 * 86_400_000));
+    const created = await blazar(
+      'lease-create',
+      '--start-date',
+      start,
+      '--end-date',
+      end,
+      '--reservation',
+      'resource_type=virtual:instance,vcpus=2,memory_mb=4096,disk_gb=20,amount=3,affinity=False,resource_properties=["==", "$tier", "slots"]',
+      'cli-slots',
+    );
+    expect(created.code).toBe(0);
+    const shown = await blazar('lease-show', 'cli-slots');
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('"resource_type": "virtual:instance"');
+    expect(shown.out).toContain('"amount": 3');
+    expect(shown.out).toContain('"affinity": false');
+    const lease = (await t.http.get(`/v1/leases/${(await leaseNamed('cli-slots'))?.id}`)).body
+      .lease;
+    expect(lease.reservations[0]).toMatchObject({
+      vcpus: 2,
+      memory_mb: 4096,
+      disk_gb: 20,
+      amount: 3,
+      affinity: false,
+    });
   });
 });
