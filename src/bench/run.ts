@@ -7,7 +7,9 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
+import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { ManagerService } from '../events/manager.service.js';
 import { buildApp } from '../app.js';
 import { FakeClock } from '../common/clock.js';
 import { loadConfig } from '../config/config.js';
@@ -41,6 +43,62 @@ async function measure(
   );
 }
 
+/** 32 concurrent claimers drain an active reservation of 2,000 slots. */
+async function claimThroughput(
+  base: string,
+  app: INestApplication,
+  clock: FakeClock,
+): Promise<void> {
+  const fmt = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
+  const amount = 2000;
+  const res = await fetch(`${base}/v1/leases`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'claims',
+      start_date: 'now',
+      end_date: fmt(new Date(clock.now().getTime() + 3600_000)),
+      reservations: [
+        {
+          resource_type: 'virtual:instance',
+          vcpus: 1,
+          memory_mb: 1024,
+          disk_gb: 1,
+          amount,
+          affinity: null,
+          resource_properties: '',
+        },
+      ],
+    }),
+  });
+  const lease = ((await res.json()) as { lease: { reservations: { id: string }[] } }).lease;
+  const manager = app.get(ManagerService);
+  await manager.tick();
+  await manager.drain();
+  const id = lease.reservations[0].id;
+  let next = 0;
+  let ok = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < amount) {
+        const n = next++;
+        const r = await fetch(`${base}/v1/reservations/${id}/claims`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ server_id: `server-${n}` }),
+        });
+        await r.text();
+        if (r.status === 201) ok++;
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  console.log(
+    `claims, 32 concurrent claimers: ${ok} of ${amount} in ${seconds.toFixed(2)} s = ${(ok / seconds).toFixed(0)} claims/s`,
+  );
+}
+
 async function withAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   const c = new Client({ connectionString: SERVER });
   await c.connect();
@@ -59,7 +117,11 @@ async function main(): Promise<void> {
   const start = new Date('2035-01-01T00:00:00Z');
   const clock = new FakeClock(start);
   const config = {
-    ...loadConfig({ DATABASE_URL: url.toString(), PLUGINS: 'physical:host', LOG_LEVEL: 'error' }),
+    ...loadConfig({
+      DATABASE_URL: url.toString(),
+      PLUGINS: 'physical:host,virtual:instance',
+      LOG_LEVEL: 'error',
+    }),
     managerTimer: false,
   };
   const app = await buildApp(config, { clock, logger: false });
@@ -164,6 +226,28 @@ async function main(): Promise<void> {
       get('/v1/os-hosts/capacity?start=2035-01-01%2000:00&end=2036-01-01%2000:00&step=1d'),
     );
     await measure('lease list, limit 100', 100, () => get('/v1/leases?limit=100'));
+
+    const slots = (i: number, amount: number) => ({
+      ...leaseBody(i, 1),
+      reservations: [
+        {
+          resource_type: 'virtual:instance',
+          vcpus: 2,
+          memory_mb: 4096,
+          disk_gb: 20,
+          amount,
+          affinity: null,
+          resource_properties: '',
+        },
+      ],
+    });
+    await measure('lease create, virtual:instance amount=1', 200, (i) =>
+      post('/v1/leases', slots(i + 3000, 1), [201]),
+    );
+    await measure('lease create, virtual:instance amount=10', 100, (i) =>
+      post('/v1/leases', slots(i + 4000, 10), [201]),
+    );
+    await claimThroughput(base, app, clock);
   } finally {
     await app.close();
     await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
