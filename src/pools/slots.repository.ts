@@ -27,16 +27,23 @@ export class SlotsRepository {
   constructor(@Inject(CONFIG) private readonly config: Config) {}
 
   /**
-   * Hosts that can take slots of `size` over `during`, in packing order (hosts already
-   * carrying slots first, then the fullest), with how many more slots fit. Hosts with a
-   * whole-host allocation in the window are out. One query.
+   * Hosts that can take slots of `size` over `during`, in packing order, with how many
+   * more slots fit. First the hosts already carrying slots in the window (few; their
+   * exact peak usage is computed), then fresh hosts, taken in id order and only as many
+   * as the request could need, so the search stops early on a large fleet. Hosts with a
+   * whole-host allocation in the window are out.
    */
   async capacity(
     em: EntityManager,
     q: HostQuery,
     during: Span,
     size: SlotSize,
-    options: { ownReservation?: string; onlyHosts?: number[] } = {},
+    options: {
+      ownReservation?: string;
+      onlyHosts?: number[];
+      need?: { amount: number; oneHost: boolean };
+      prefer?: number[];
+    } = {},
   ): Promise<SlotHost[]> {
     const p = [...q.params];
     const w = `tstzrange(${bind(p, during.start)}::timestamptz, ${bind(p, during.end)}::timestamptz, '[)')`;
@@ -48,17 +55,22 @@ export class SlotsRepository {
       bind(p, this.config.ramAllocationRatio),
       bind(p, this.config.diskAllocationRatio),
     ];
-    const { rows } = await sql<{ id: number; used: boolean; free: number }>(
+    const others = `SELECT 1 FROM instance_allocations o WHERE o.host_id = h.id AND o.during && ${w}
+                      AND o.reservation_id IS DISTINCT FROM ${own}::uuid`;
+    const eligible = `h.reservable
+            AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
+            AND (${only}::int[] IS NULL OR h.id = ANY(${only}::int[]))
+            AND NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})
+            AND (${q.where})`;
+    const slotsOf = (cpu: string, ram: string, disk: string) =>
+      `floor(least((${cpu}) / ${v}::int, (${ram}) / ${m}::int,
+                   CASE WHEN ${d}::int = 0 THEN 'Infinity'::float8 ELSE (${disk}) / ${d}::int END))::int`;
+    const used = await sql<SlotHost>(
       em,
       `WITH cand AS (
          SELECT h.id, h.vcpus * ${cr}::float8 AS cpu, h.memory_mb * ${rr}::float8 AS ram,
                 h.local_gb * ${dr}::float8 AS disk
-           FROM hosts h
-          WHERE h.reservable
-            AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
-            AND (${only}::int[] IS NULL OR h.id = ANY(${only}::int[]))
-            AND NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})
-            AND (${q.where})),
+           FROM hosts h WHERE EXISTS (${others}) AND ${eligible}),
        ov AS (
          SELECT a.host_id, a.during * ${w} AS d, a.slots * a.vcpus AS c, a.slots * a.memory_mb AS m,
                 a.slots * a.disk_gb AS g
@@ -72,16 +84,28 @@ export class SlotsRepository {
             GROUP BY s.host_id, s.t) u
           GROUP BY host_id),
        fit AS (
-         SELECT cand.id, peak.host_id IS NOT NULL AS used,
-                floor(least((cand.cpu - coalesce(peak.c, 0)) / ${v}::int,
-                            (cand.ram - coalesce(peak.m, 0)) / ${m}::int,
-                            CASE WHEN ${d}::int = 0 THEN 'Infinity'::float8
-                                 ELSE (cand.disk - coalesce(peak.g, 0)) / ${d}::int END))::int AS free
-           FROM cand LEFT JOIN peak ON peak.host_id = cand.id)
-       SELECT id, used, free FROM fit WHERE free >= 1 ORDER BY used DESC, free, id`,
+         SELECT cand.id, true AS used,
+                ${slotsOf('cand.cpu - peak.c', 'cand.ram - peak.m', 'cand.disk - peak.g')} AS free
+           FROM cand JOIN peak ON peak.host_id = cand.id)
+       SELECT id, used, free FROM fit WHERE free >= 1 ORDER BY free, id`,
       p,
     );
-    return rows;
+    const need = options.need;
+    const pf = [...p];
+    const prefer = bind(pf, options.prefer ?? []);
+    const minFree = bind(pf, need?.oneHost ? need.amount : 1);
+    const limit = bind(pf, need === undefined ? null : need.amount + (options.prefer?.length ?? 0));
+    const fresh = await sql<SlotHost>(
+      em,
+      `SELECT id, false AS used, free FROM (
+         SELECT h.id, ${slotsOf(`h.vcpus * ${cr}::float8`, `h.memory_mb * ${rr}::float8`, `h.local_gb * ${dr}::float8`)} AS free,
+                h.id = ANY(${prefer}::int[]) AS preferred
+           FROM hosts h WHERE NOT EXISTS (${others}) AND ${eligible}) f
+        WHERE free >= ${minFree}::int
+        ORDER BY preferred DESC, id LIMIT ${limit}::int`,
+      pf,
+    );
+    return [...used.rows, ...fresh.rows];
   }
 
   async placement(em: EntityManager, reservationId: string): Promise<Map<number, number>> {

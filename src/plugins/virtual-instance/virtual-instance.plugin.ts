@@ -113,7 +113,11 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     const q = await this.queries.build(tx, combine(params.resource_properties));
     const during = this.span(window);
     for (let round = 0; round < 5; round++) {
-      const hosts = await this.slots.capacity(tx, q, during, params, { ownReservation: r.id });
+      const hosts = await this.slots.capacity(tx, q, during, params, {
+        ownReservation: r.id,
+        need: { amount: params.amount, oneHost: params.affinity === true },
+        prefer: [...current.keys()],
+      });
       const placement = pickSlots(hosts, params.amount, params.affinity, current);
       if (placement === null) break;
       const ids = [...placement.keys()].sort((a, b) => a - b);
