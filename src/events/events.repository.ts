@@ -59,6 +59,9 @@ export class EventsRepository {
           WHERE l.id IN (
             (SELECT e.lease_id FROM events e
               WHERE e.status = 'UNDONE' AND e.time <= $1 AND (e.retry_at IS NULL OR e.retry_at <= $1)
+                -- a lease whose other event runs cannot start another: leave its slot to others
+                AND NOT EXISTS (SELECT 1 FROM events r WHERE r.lease_id = e.lease_id
+                                 AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= $1)
               ORDER BY e.time LIMIT $2)
             UNION ALL
             (SELECT e.lease_id FROM events e

@@ -70,7 +70,10 @@ export class SlotsRepository {
       `WITH cand AS (
          SELECT h.id, h.vcpus * ${cr}::float8 AS cpu, h.memory_mb * ${rr}::float8 AS ram,
                 h.local_gb * ${dr}::float8 AS disk
-           FROM hosts h WHERE EXISTS (${others}) AND ${eligible}),
+           FROM hosts h
+          WHERE h.id IN (SELECT a.host_id FROM instance_allocations a
+                          WHERE a.during && ${w} AND a.reservation_id IS DISTINCT FROM ${own}::uuid)
+            AND ${eligible}),
        ov AS (
          SELECT a.host_id, a.during * ${w} AS d, a.slots * a.vcpus AS c, a.slots * a.memory_mb AS m,
                 a.slots * a.disk_gb AS g
@@ -95,17 +98,23 @@ export class SlotsRepository {
     const prefer = bind(pf, options.prefer ?? []);
     const minFree = bind(pf, need?.oneHost ? need.amount : 1);
     const limit = bind(pf, need === undefined ? null : need.amount + (options.prefer?.length ?? 0));
-    const fresh = await sql<SlotHost>(
+    const free = slotsOf(
+      `h.vcpus * ${cr}::float8`,
+      `h.memory_mb * ${rr}::float8`,
+      `h.local_gb * ${dr}::float8`,
+    );
+    const fresh = `FROM hosts h WHERE NOT EXISTS (${others}) AND ${eligible} AND ${free} >= ${minFree}::int`;
+    // The preferred hosts (what an update already holds) apart, so that the rest can walk
+    // the primary key and stop after `limit` rows.
+    const rows = await sql<SlotHost>(
       em,
-      `SELECT id, false AS used, free FROM (
-         SELECT h.id, ${slotsOf(`h.vcpus * ${cr}::float8`, `h.memory_mb * ${rr}::float8`, `h.local_gb * ${dr}::float8`)} AS free,
-                h.id = ANY(${prefer}::int[]) AS preferred
-           FROM hosts h WHERE NOT EXISTS (${others}) AND ${eligible}) f
-        WHERE free >= ${minFree}::int
-        ORDER BY preferred DESC, id LIMIT ${limit}::int`,
+      `(SELECT h.id, false AS used, ${free} AS free ${fresh} AND h.id = ANY(${prefer}::int[]))
+       UNION ALL
+       (SELECT h.id, false AS used, ${free} AS free ${fresh} AND NOT (h.id = ANY(${prefer}::int[]))
+         ORDER BY h.id LIMIT ${limit}::int)`,
       pf,
     );
-    return [...used.rows, ...fresh.rows];
+    return [...used.rows, ...rows.rows];
   }
 
   async placement(em: EntityManager, reservationId: string): Promise<Map<number, number>> {

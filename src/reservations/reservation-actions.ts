@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
@@ -7,7 +7,6 @@ import { withTransaction } from '../database/transaction.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from './entities/reservation.entity.js';
-import type { ReservationStatus } from './reservation-status.js';
 
 /**
  * The lifecycle actions of a lease's reservations, through their plugins. Each step
@@ -32,7 +31,13 @@ export class ReservationActions {
         () => plugin.onStart(r, lease),
         this.config.pluginTimeoutMs,
       );
-      await this.setStatus([r.id], 'active');
+      // Only from pending: a start that stalled past its claim must not revive a
+      // reservation that another manager has ended meanwhile.
+      await this.dataSource.manager.update(
+        Reservation,
+        { id: r.id, status: 'pending' },
+        { status: 'active', updatedAt: this.clock.now() },
+      );
     }
   }
 
@@ -86,14 +91,5 @@ export class ReservationActions {
         );
       });
     }
-  }
-
-  async setStatus(ids: string[], status: ReservationStatus): Promise<void> {
-    if (ids.length === 0) return;
-    await this.dataSource.manager.update(
-      Reservation,
-      { id: In(ids) },
-      { status, updatedAt: this.clock.now() },
-    );
   }
 }
