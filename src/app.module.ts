@@ -25,6 +25,10 @@ import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
 import type { ComputeDriver } from './compute/compute-driver.js';
+import { BuiltinDriver } from './compute/builtin.driver.js';
+import { KeystoneClient } from './compute/keystone.client.js';
+import { NovaDriver } from './compute/nova.driver.js';
+import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
 
 export interface AppOptions {
@@ -38,11 +42,23 @@ export interface AppOptions {
 
 const DATABASE = Symbol('DATABASE');
 
-function authStrategy(config: Config): AuthStrategy {
+function keystoneClient(config: Config): KeystoneClient | null {
+  const { url, ...credentials } = config.keystone;
+  return url === null ? null : new KeystoneClient({ url, ...credentials });
+}
+
+function authStrategy(config: Config, keystone: KeystoneClient | null): AuthStrategy {
   if (config.authStrategy === 'tokens') {
     return new TokensStrategy(readTokensFile(config.authTokensFile as string));
   }
+  if (config.authStrategy === 'keystone') return new KeystoneStrategy(keystone as KeystoneClient);
   return new NoAuthStrategy();
+}
+
+function computeDriver(config: Config, keystone: KeystoneClient | null): ComputeDriver {
+  if (config.computeDriver === 'nova')
+    return new NovaDriver(keystone as KeystoneClient, config.novaUrl);
+  return new BuiltinDriver();
 }
 
 /** Blazar-style 400 for DTO validation failures. */
@@ -70,11 +86,12 @@ class DatabaseCloser implements OnApplicationShutdown {
 @Module({})
 export class AppModule {
   static forRoot(options: AppOptions): DynamicModule {
+    const keystone = keystoneClient(options.config);
     const globals: Provider[] = [
       { provide: DATABASE, useValue: options.database },
       { provide: DataSource, useValue: options.database.dataSource },
       { provide: Clock, useValue: options.clock },
-      { provide: AuthStrategy, useValue: authStrategy(options.config) },
+      { provide: AuthStrategy, useValue: authStrategy(options.config, keystone) },
       DatabaseCloser,
     ];
     return {
@@ -84,7 +101,7 @@ export class AppModule {
         ConfigModule.forRoot(options.config),
         ScheduleModule.forRoot(),
         PluginsModule.forRoot(options.plugins),
-        PoolsModule.forRoot(options.driver),
+        PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
         LeasesModule,
         EventsModule,
       ],

@@ -1,6 +1,6 @@
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
-export type AuthStrategy = 'noauth' | 'tokens';
+export type AuthStrategy = 'noauth' | 'tokens' | 'keystone';
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export interface Config {
@@ -20,7 +20,15 @@ export interface Config {
   managerTimer: boolean;
   minutesBeforeEndLease: number;
   plugins: string[];
-  computeDriver: 'builtin';
+  computeDriver: 'builtin' | 'nova';
+  keystone: {
+    url: string | null;
+    username: string;
+    password: string;
+    project: string;
+    domain: string;
+  };
+  novaUrl: string | null;
   cleaningTimeMinutes: number;
   topologyLevels: string[];
   beforeEndAction: '' | 'snapshot';
@@ -122,7 +130,7 @@ export function loadConfig(env: Env): Config {
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
     role: r.oneOf('ROLE', 'all', ['api', 'manager', 'all'] as const),
-    authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens'] as const),
+    authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens', 'keystone'] as const),
     authTokensFile: r.optional('AUTH_TOKENS_FILE'),
     eventPollMs: r.int('EVENT_POLL_MS', 1000, 10, 3_600_000),
     eventMaxAttempts: r.int('EVENT_MAX_ATTEMPTS', 5, 1, 100),
@@ -132,7 +140,15 @@ export function loadConfig(env: Env): Config {
     managerTimer: true,
     minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
     plugins: r.list('PLUGINS', ['physical:host', 'virtual:instance']),
-    computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin'] as const),
+    computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin', 'nova'] as const),
+    keystone: {
+      url: r.optional('KEYSTONE_URL'),
+      username: r.text('SERVICE_USERNAME', 'climate'),
+      password: r.text('SERVICE_PASSWORD', ''),
+      project: r.text('SERVICE_PROJECT', 'service'),
+      domain: r.text('SERVICE_DOMAIN', 'Default'),
+    },
+    novaUrl: r.optional('NOVA_URL'),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
@@ -148,6 +164,13 @@ export function loadConfig(env: Env): Config {
   checkDatabaseUrl(config.databaseUrl, problems);
   if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
     problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
+  }
+  const needsKeystone = config.authStrategy === 'keystone' || config.computeDriver === 'nova';
+  if (needsKeystone && config.keystone.url === null) {
+    problems.push('KEYSTONE_URL: required with AUTH_STRATEGY=keystone or COMPUTE_DRIVER=nova');
+  }
+  if (needsKeystone && config.keystone.password === '') {
+    problems.push('SERVICE_PASSWORD: required with AUTH_STRATEGY=keystone or COMPUTE_DRIVER=nova');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

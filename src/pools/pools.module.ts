@@ -1,5 +1,4 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { BuiltinDriver } from '../compute/builtin.driver.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { AllocationsService } from './allocations.service.js';
@@ -50,11 +49,11 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
   ],
 })
 export class PoolsModule {
-  /** `driver` replaces the configured compute driver (tests inject doubles). */
-  static forRoot(driver?: ComputeDriver): DynamicModule {
+  /** The compute driver chosen by COMPUTE_DRIVER (or a test double). */
+  static forRoot(driver: ComputeDriver): DynamicModule {
     return {
       module: PoolsModule,
-      providers: [{ provide: COMPUTE_DRIVER, useValue: driver ?? new BuiltinDriver() }],
+      providers: [{ provide: COMPUTE_DRIVER, useValue: driver }],
       exports: [COMPUTE_DRIVER],
     };
   }

@@ -1,0 +1,25 @@
+import type { KeystoneClient } from '../../compute/keystone.client.js';
+import { Unauthorized } from '../errors.js';
+import { AuthStrategy, header, Headers, Identity, makeIdentity } from './identity.js';
+
+/** X-Auth-Token validated against Keystone v3, cached until the token expires. */
+export class KeystoneStrategy extends AuthStrategy {
+  private readonly cache = new Map<string, { identity: Identity; expiresAt: number }>();
+
+  constructor(private readonly keystone: KeystoneClient) {
+    super();
+  }
+
+  async authenticate(headers: Headers): Promise<Identity> {
+    const token = header(headers, 'x-auth-token');
+    if (token === undefined || token === '') throw new Unauthorized();
+    const hit = this.cache.get(token);
+    if (hit !== undefined && hit.expiresAt > Date.now()) return hit.identity;
+    const info = await this.keystone.validate(token);
+    if (info === null) throw new Unauthorized();
+    const identity = makeIdentity(info.userId, info.projectId, info.roles);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(token, { identity, expiresAt: info.expiresAt.getTime() });
+    return identity;
+  }
+}
