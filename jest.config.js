@@ -21,6 +21,8 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/**/*.test.ts'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/*.test.ts'] },
+    // Needs Keystone and Nova running (../shared/openstack): `npm run test:openstack`.
+    { ...common, displayName: 'openstack', testMatch: ['<rootDir>/test/openstack/*.test.ts'] },
   ],
 };

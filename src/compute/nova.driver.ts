@@ -92,16 +92,15 @@ export class NovaDriver implements ComputeDriver {
   }
 
   async ensurePool(pool: PoolSpec): Promise<void> {
-    let agg = await this.aggregate(pool.name);
-    if (agg === null) {
+    if ((await this.aggregate(pool.name)) === null) {
       const body = {
         aggregate: { name: pool.name, availability_zone: pool.availabilityZone ?? undefined },
       };
-      agg =
-        (await this.call<{ aggregate: Aggregate }>('POST', '/os-aggregates', body, [409]))
-          .aggregate ?? (await this.aggregate(pool.name));
-      if (agg === null) throw new NovaError(500, `aggregate ${pool.name} could not be created`);
+      // 409: another replica created it meanwhile. The answer lacks hosts and metadata.
+      await this.call('POST', '/os-aggregates', body, [409]);
     }
+    const agg = await this.aggregate(pool.name);
+    if (agg === null) throw new NovaError(502, `aggregate ${pool.name} could not be created`);
     const missing = Object.entries(pool.metadata).filter(([k, v]) => agg.metadata[k] !== v);
     if (missing.length > 0) {
       await this.call('POST', `/os-aggregates/${agg.id}/action`, {
@@ -259,7 +258,10 @@ export class NovaDriver implements ComputeDriver {
 
   private async aggregate(name: string): Promise<Aggregate | null> {
     const { aggregates } = await this.call<{ aggregates: Aggregate[] }>('GET', '/os-aggregates');
-    return aggregates.find((a) => a.name === name) ?? null;
+    const found = aggregates.find((a) => a.name === name);
+    return found === undefined
+      ? null
+      : { ...found, hosts: found.hosts ?? [], metadata: found.metadata ?? {} };
   }
 
   /** One Nova call; statuses in `tolerated` (already there, already gone) are not errors. */

@@ -1,0 +1,254 @@
+/**
+ * Climate against a real Keystone and Nova (fake compute hosts), as brought up by
+ * ../shared/openstack/bringup.sh. Run with `npm run test:openstack`.
+ */
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent.js';
+import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { startApp, TestApp } from '../support/app.js';
+
+jest.setTimeout(180_000);
+
+const KS = process.env.OS_KEYSTONE_URL ?? 'http://127.0.0.1:5000/v3';
+const NOVA = process.env.OS_NOVA_URL ?? 'http://127.0.0.1:8774/v2.1';
+
+async function token(
+  user: string,
+  password: string,
+  project: string,
+): Promise<{ token: string; projectId: string }> {
+  const res = await fetch(`${KS}/auth/tokens`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: {
+          methods: ['password'],
+          password: { user: { name: user, domain: { id: 'default' }, password } },
+        },
+        scope: { project: { name: project, domain: { id: 'default' } } },
+      },
+    }),
+  });
+  if (!res.ok) throw new Error(`keystone ${res.status}`);
+  const body = (await res.json()) as { token: { project: { id: string } } };
+  return { token: res.headers.get('x-subject-token') as string, projectId: body.token.project.id };
+}
+
+async function keystone(
+  adminToken: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${KS}${path}`, {
+    method,
+    headers: { 'X-Auth-Token': adminToken, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** A project with a member user, created once (reused when it exists). */
+async function tenant(
+  adminToken: string,
+  name: string,
+): Promise<{ token: string; projectId: string }> {
+  const projects = (await keystone(adminToken, 'GET', `/projects?name=${name}`)).projects as {
+    id: string;
+  }[];
+  const projectId =
+    projects[0]?.id ??
+    (
+      (await keystone(adminToken, 'POST', '/projects', { project: { name, domain_id: 'default' } }))
+        .project as { id: string }
+    ).id;
+  const users = (await keystone(adminToken, 'GET', `/users?name=${name}-user`)).users as {
+    id: string;
+  }[];
+  const userId =
+    users[0]?.id ??
+    (
+      (
+        await keystone(adminToken, 'POST', '/users', {
+          user: { name: `${name}-user`, password: 'pw', domain_id: 'default' },
+        })
+      ).user as { id: string }
+    ).id;
+  const roles = (await keystone(adminToken, 'GET', '/roles?name=member')).roles as { id: string }[];
+  await keystone(adminToken, 'PUT', `/projects/${projectId}/users/${userId}/roles/${roles[0].id}`);
+  return token(`${name}-user`, 'pw', name);
+}
+
+async function nova(adminToken: string, path: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${NOVA}${path}`, {
+    headers: { 'X-Auth-Token': adminToken, 'X-OpenStack-Nova-API-Version': '2.79' },
+  });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe('Climate on Keystone and Nova', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  let http: TestAgent;
+  let admin: string;
+  let alice: { token: string; projectId: string };
+  let bob: { token: string; projectId: string };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    admin = (await token('admin', 'adminpass', 'admin')).token;
+    alice = await tenant(admin, 'climate-alice');
+    bob = await tenant(admin, 'climate-bob');
+    t = await startApp({
+      databaseUrl: db.url,
+      env: {
+        PLUGINS: 'physical:host,virtual:instance',
+        AUTH_STRATEGY: 'keystone',
+        COMPUTE_DRIVER: 'nova',
+        KEYSTONE_URL: KS,
+        NOVA_URL: NOVA,
+        SERVICE_USERNAME: 'admin',
+        SERVICE_PASSWORD: 'adminpass',
+        SERVICE_PROJECT: 'admin',
+      },
+    });
+    t.clock.set(new Date());
+    http = request(t.app.getHttpServer());
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  const aggregates = async () =>
+    (await nova(admin, '/os-aggregates')).aggregates as {
+      name: string;
+      hosts: string[];
+      metadata: Record<string, string>;
+      availability_zone: string | null;
+    }[];
+
+  it('should authenticate with Keystone tokens and keep projects apart', async () => {
+    await http.get('/v1/leases').expect(401);
+    await http.get('/v1/leases').set('X-Auth-Token', 'not-a-token').expect(401);
+    const created = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({ name: 'alice-empty', start_date: '2050-01-01 00:00', end_date: '2050-01-02 00:00' })
+      .expect(201);
+    expect(created.body.lease.project_id).toBe(alice.projectId);
+    await http
+      .get(`/v1/leases/${created.body.lease.id}`)
+      .set('X-Auth-Token', bob.token)
+      .expect(404);
+    await http.get('/v1/os-hosts').set('X-Auth-Token', alice.token).expect(403);
+  });
+
+  it('should register the fake hosts from Nova and run a host lease through Nova aggregates', async () => {
+    for (const name of ['fake-1', 'fake-2', 'fake-3']) {
+      const res = await http.post('/v1/os-hosts').set('X-Auth-Token', admin).send({ name });
+      expect([201, 409]).toContain(res.status);
+    }
+    const hosts = (await http.get('/v1/os-hosts').set('X-Auth-Token', admin).expect(200)).body
+      .hosts as { hypervisor_hostname: string; vcpus: number }[];
+    expect(hosts.map((h) => h.hypervisor_hostname).sort()).toEqual(['fake-1', 'fake-2', 'fake-3']);
+    expect(hosts.every((h) => h.vcpus > 0)).toBe(true);
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts.sort()).toEqual([
+      'fake-1',
+      'fake-2',
+      'fake-3',
+    ]);
+
+    const lease = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-hosts',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [
+          {
+            resource_type: 'physical:host',
+            min: 1,
+            max: 1,
+            hypervisor_properties: '["==", "$hypervisor_hostname", "fake-2"]',
+            resource_properties: '',
+          },
+        ],
+      })
+      .expect(201);
+    const reservationId = lease.body.lease.reservations[0].id as string;
+    await t.settle();
+    const pool = (await aggregates()).find((a) => a.name === reservationId);
+    expect(pool).toMatchObject({ availability_zone: `blazar_${reservationId}`, hosts: ['fake-2'] });
+    expect(pool?.metadata['blazar:owner']).toBe(alice.projectId);
+    expect(pool?.metadata.filter_tenant_id).toBe(alice.projectId);
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts.sort()).toEqual([
+      'fake-1',
+      'fake-3',
+    ]);
+
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
+    expect(
+      (await http.get(`/v1/leases/${lease.body.lease.id}`).set('X-Auth-Token', alice.token)).body
+        .lease.status,
+    ).toBe('TERMINATED');
+    expect((await aggregates()).find((a) => a.name === reservationId)).toBeUndefined();
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts.sort()).toEqual([
+      'fake-1',
+      'fake-2',
+      'fake-3',
+    ]);
+  });
+
+  it('should make the reservation flavor with its access for an instance lease and remove it at the end', async () => {
+    const lease = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-slots',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [
+          {
+            resource_type: 'virtual:instance',
+            vcpus: 1,
+            memory_mb: 512,
+            disk_gb: 1,
+            amount: 2,
+            affinity: null,
+            resource_properties: '',
+          },
+        ],
+      })
+      .expect(201);
+    const reservationId = lease.body.lease.reservations[0].id as string;
+    await t.settle();
+    const flavor = (await nova(admin, `/flavors/${reservationId}`)).flavor as {
+      name: string;
+      vcpus: number;
+      'os-flavor-access:is_public': boolean;
+    };
+    expect(flavor).toMatchObject({
+      name: `reservation:${reservationId}`,
+      vcpus: 1,
+      'os-flavor-access:is_public': false,
+    });
+    const specs = (await nova(admin, `/flavors/${reservationId}/os-extra_specs`))
+      .extra_specs as Record<string, string>;
+    expect(specs['aggregate_instance_extra_specs:reservation']).toBe(reservationId);
+    const access = (await nova(admin, `/flavors/${reservationId}/os-flavor-access`))
+      .flavor_access as { tenant_id: string }[];
+    expect(access.map((a) => a.tenant_id)).toEqual([alice.projectId]);
+    const pool = (await aggregates()).find((a) => a.name === reservationId);
+    expect(pool?.metadata.reservation).toBe(reservationId);
+
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
+    expect((await nova(admin, `/flavors/${reservationId}`)).flavor).toBeUndefined();
+    expect((await aggregates()).find((a) => a.name === reservationId)).toBeUndefined();
+  });
+});
