@@ -16,6 +16,11 @@ export interface Span {
   end: Date;
 }
 
+/** What a reservation occupies: its lease's window plus the cleaning time after it. */
+export function occupied(window: Span, cleaningMinutes: number): Span {
+  return { start: window.start, end: new Date(window.end.getTime() + cleaningMinutes * 60_000) };
+}
+
 export interface AllocationRow {
   host_id: number;
   reservation_id: string;

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
+import type { ResourcePlugin } from '../plugins/resource-plugin.js';
 import { Reservation } from './entities/reservation.entity.js';
 
 /**
@@ -22,15 +23,19 @@ export class ReservationActions {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
+  /** One plugin action, with the plugin's time limit and its name on errors. */
+  private act(
+    r: Reservation,
+    action: string,
+    fn: (plugin: ResourcePlugin) => Promise<void>,
+  ): Promise<void> {
+    const plugin = this.plugins.get(r.resourceType);
+    return callPlugin(plugin, action, () => fn(plugin), this.config.pluginTimeoutMs);
+  }
+
   async start(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'pending')) {
-      const plugin = this.plugins.get(r.resourceType);
-      await callPlugin(
-        plugin,
-        'on_start',
-        () => plugin.onStart(r, lease),
-        this.config.pluginTimeoutMs,
-      );
+      await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
       // Only from pending: a start that stalled past its claim must not revive a
       // reservation that another manager has ended meanwhile.
       await this.dataSource.manager.update(
@@ -48,25 +53,13 @@ export class ReservationActions {
    */
   async refresh(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'active')) {
-      const plugin = this.plugins.get(r.resourceType);
-      await callPlugin(
-        plugin,
-        'on_start',
-        () => plugin.onStart(r, lease),
-        this.config.pluginTimeoutMs,
-      );
+      await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
     }
   }
 
   async beforeEnd(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'active')) {
-      const plugin = this.plugins.get(r.resourceType);
-      await callPlugin(
-        plugin,
-        'before_end',
-        () => plugin.beforeEnd(r, lease),
-        this.config.pluginTimeoutMs,
-      );
+      await this.act(r, 'before_end', (plugin) => plugin.beforeEnd(r, lease));
     }
   }
 
@@ -75,12 +68,7 @@ export class ReservationActions {
     for (const r of reservations.filter((r) => r.status !== 'deleted')) {
       const plugin = this.plugins.get(r.resourceType);
       if (r.status === 'active' || r.status === 'error') {
-        await callPlugin(
-          plugin,
-          'on_end',
-          () => plugin.onEnd(r, lease),
-          this.config.pluginTimeoutMs,
-        );
+        await this.act(r, 'on_end', (p) => p.onEnd(r, lease));
       }
       await withTransaction(this.dataSource, async (tx) => {
         await plugin.release(tx, r);

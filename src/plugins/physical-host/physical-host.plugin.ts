@@ -8,7 +8,12 @@ import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import type { Lease } from '../../leases/entities/lease.entity.js';
 import type { Reservation } from '../../reservations/entities/reservation.entity.js';
-import { AllocationsRepository, HostQuery, Span } from '../../pools/allocations.repository.js';
+import {
+  AllocationsRepository,
+  HostQuery,
+  occupied,
+  Span,
+} from '../../pools/allocations.repository.js';
 import { combine, HostQueryBuilder } from '../../pools/host-query.js';
 import { PoolSync } from '../../pools/pool-sync.js';
 import type { ResourcePlugin, Window } from '../resource-plugin.js';
@@ -61,10 +66,7 @@ export class PhysicalHostPlugin implements ResourcePlugin {
 
   /** The allocation window: the lease's, with the cleaning time after its end. */
   span(window: Window): Span {
-    return {
-      start: window.start,
-      end: new Date(window.end.getTime() + this.config.cleaningTimeMinutes * 60_000),
-    };
+    return occupied(window, this.config.cleaningTimeMinutes);
   }
 
   async query(em: EntityManager, params: HostParams): Promise<HostQuery> {

@@ -10,7 +10,7 @@ import { Reservation } from '../../reservations/entities/reservation.entity.js';
 import { combine, HostQueryBuilder } from '../../pools/host-query.js';
 import { InstancePool, SlotReservation } from '../../pools/instance-pool.js';
 import { SlotsRepository } from '../../pools/slots.repository.js';
-import type { Span } from '../../pools/allocations.repository.js';
+import { occupied, type Span } from '../../pools/allocations.repository.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
 import type { ResourcePlugin, Window } from '../resource-plugin.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
@@ -78,10 +78,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
   }
 
   span(window: Window): Span {
-    return {
-      start: window.start,
-      end: new Date(window.end.getTime() + this.config.cleaningTimeMinutes * 60_000),
-    };
+    return occupied(window, this.config.cleaningTimeMinutes);
   }
 
   async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
