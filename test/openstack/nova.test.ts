@@ -88,6 +88,70 @@ async function nova(adminToken: string, path: string): Promise<Record<string, un
   return (await res.json()) as Record<string, unknown>;
 }
 
+async function novaAs(
+  tokenValue: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${NOVA}${path}`, {
+    method,
+    headers: {
+      'X-Auth-Token': tokenValue,
+      'X-OpenStack-Nova-API-Version': '2.79',
+      'Content-Type': 'application/json',
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** Boots a server without networks and waits until it is ACTIVE or ERROR; returns its host. */
+async function boot(
+  tokenValue: string,
+  adminToken: string,
+  name: string,
+  flavor: string,
+): Promise<{ id: string; status: string; host: string | null }> {
+  const images = await fetch('http://127.0.0.1:9292/v2/images?name=tiny', {
+    headers: { 'X-Auth-Token': adminToken },
+  });
+  const image = ((await images.json()) as { images: { id: string }[] }).images[0].id;
+  const made = (await novaAs(tokenValue, 'POST', '/servers', {
+    server: { name, imageRef: image, flavorRef: flavor, networks: 'none' },
+  })) as {
+    server?: { id: string };
+  };
+  if (made.server === undefined) throw new Error(`boot refused: ${JSON.stringify(made)}`);
+  for (let i = 0; i < 90; i++) {
+    const s = (
+      (await novaAs(adminToken, 'GET', `/servers/${made.server.id}`)) as {
+        server: Record<string, unknown>;
+      }
+    ).server;
+    if (s.status === 'ACTIVE' || s.status === 'ERROR') {
+      return {
+        id: made.server.id,
+        status: s.status,
+        host: (s['OS-EXT-SRV-ATTR:host'] as string | null) ?? null,
+      };
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error('server did not settle');
+}
+
+async function gone(adminToken: string, id: string): Promise<boolean> {
+  for (let i = 0; i < 60; i++) {
+    const res = await fetch(`${NOVA}/servers/${id}`, { headers: { 'X-Auth-Token': adminToken } });
+    await res.text();
+    if (res.status === 404) return true;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return false;
+}
+
 describe('Climate on Keystone and Nova', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -245,10 +309,20 @@ describe('Climate on Keystone and Nova', () => {
     expect(access.map((a) => a.tenant_id)).toEqual([alice.projectId]);
     const pool = (await aggregates()).find((a) => a.name === reservationId);
     expect(pool?.metadata.reservation).toBe(reservationId);
+    // the owner's boot with the reservation flavor lands on one of its hosts
+    const server = await boot(alice.token, admin, 'alice-slot', reservationId);
+    expect(server.status).toBe('ACTIVE');
+    expect(pool?.hosts).toContain(server.host);
+    // another project cannot use the private flavor
+    const refused = await novaAs(bob.token, 'POST', '/servers', {
+      server: { name: 'bob-slot', imageRef: 'x', flavorRef: reservationId, networks: 'none' },
+    });
+    expect(refused.server).toBeUndefined();
 
     t.clock.advance(2 * 3600_000);
     await t.settle();
     expect((await nova(admin, `/flavors/${reservationId}`)).flavor).toBeUndefined();
     expect((await aggregates()).find((a) => a.name === reservationId)).toBeUndefined();
+    expect(await gone(admin, server.id)).toBe(true);
   });
 });
