@@ -280,4 +280,60 @@ describe('virtual:instance reservations', () => {
       ['race-1', 'race-2', 'race-3', 'race-4'].map((host) => ({ host, cpu: 8 })),
     );
   });
+
+  it('should reserve an existing shelved server and wake it on its slot at the start', async () => {
+    t.clock.set(new Date('2041-08-01T00:00:00Z'));
+    await addHosts(t.http, ['cf-1'], () => ({ zone: 'cf' }));
+    const tenant = { 'X-Project-Id': 'tenant-y', 'X-Roles': 'member' };
+    const shelved = {
+      projectId: 'tenant-y',
+      status: 'SHELVED_OFFLOADED',
+      vcpus: 2,
+      memoryMb: 2048,
+      diskGb: 5,
+      host: null,
+    };
+    driver.shelved.set('srv-1', { id: 'srv-1', ...shelved });
+    driver.shelved.set('srv-busy', { id: 'srv-busy', ...shelved, status: 'ACTIVE' });
+    const body = (serverId: string) => ({
+      name: 'climate-flow',
+      start_date: 'now',
+      end_date: '2041-08-01 02:00',
+      reservations: [
+        {
+          resource_type: 'virtual:instance',
+          resource_id: serverId,
+          resource_properties: '["==", "$zone", "cf"]',
+        },
+      ],
+    });
+    await t.http
+      .post('/v1/leases')
+      .set({ 'X-Project-Id': 'someone-else', 'X-Roles': 'member' })
+      .send(body('srv-1'))
+      .expect(400);
+    await t.http.post('/v1/leases').set(tenant).send(body('no-such-server')).expect(400);
+    const busy = await t.http.post('/v1/leases').set(tenant).send(body('srv-busy')).expect(400);
+    expect(busy.body.error_message).toContain('only a shelved server can be reserved');
+
+    const created = await t.http.post('/v1/leases').set(tenant).send(body('srv-1')).expect(201);
+    const r = created.body.lease.reservations[0];
+    expect(r).toMatchObject({
+      vcpus: 2,
+      memory_mb: 2048,
+      disk_gb: 5,
+      amount: 1,
+      server_id: 'srv-1',
+    });
+    expect(await slotsOf(r.id)).toEqual({ 'cf-1': 1 });
+
+    await t.settle();
+    expect(driver.shelved.get('srv-1')).toMatchObject({ status: 'ACTIVE', host: 'cf-1' });
+    t.clock.advance(3 * HOUR);
+    await t.settle();
+    expect(driver.shelved.has('srv-1')).toBe(false);
+    expect(
+      (await t.http.get(`/v1/leases/${created.body.lease.id}`).set(tenant)).body.lease.status,
+    ).toBe('TERMINATED');
+  });
 });

@@ -1,4 +1,4 @@
-import type { ComputeDriver, HostInventory, Server } from './compute-driver.js';
+import type { ComputeDriver, HostInventory, Server, ServerInfo } from './compute-driver.js';
 
 /**
  * No compute service: Climate's own pools are the truth and are what the scheduler
@@ -26,6 +26,11 @@ export class BuiltinDriver implements ComputeDriver {
   async serversWithFlavor(): Promise<Server[]> {
     return [];
   }
+  /** No compute service, so no servers to reserve. */
+  async getServer(): Promise<ServerInfo | null> {
+    return null;
+  }
+  async unshelveServer(): Promise<void> {}
   async hostStates(): Promise<Map<string, boolean> | null> {
     return null;
   }

@@ -65,10 +65,24 @@ export interface ComputeDriver {
   /** Servers built with a flavor (all projects). */
   serversWithFlavor(flavorId: string): Promise<Server[]>;
 
+  /** One server with its flavor's size, or null when there is no such server. */
+  getServer(id: string): Promise<ServerInfo | null>;
+  /** Wakes a shelved server on the given host. */
+  unshelveServer(id: string, host: string): Promise<void>;
+
   /** Servers running on a host (all projects). */
   serversOnHost(host: string): Promise<Server[]>;
   deleteServer(id: string): Promise<void>;
   snapshotServer(id: string, imageName: string): Promise<void>;
+}
+
+export interface ServerInfo {
+  id: string;
+  projectId: string;
+  status: string;
+  vcpus: number;
+  memoryMb: number;
+  diskGb: number;
 }
 
 export interface FlavorSpec {

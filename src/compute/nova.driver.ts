@@ -5,6 +5,7 @@ import type {
   HostInventory,
   PoolSpec,
   Server,
+  ServerInfo,
 } from './compute-driver.js';
 import type { KeystoneClient } from './keystone.client.js';
 
@@ -216,6 +217,39 @@ export class NovaDriver implements ComputeDriver {
 
   async serversOnHost(host: string): Promise<Server[]> {
     return this.servers(`host=${encodeURIComponent(await this.serviceHost(host))}`);
+  }
+
+  async getServer(id: string): Promise<ServerInfo | null> {
+    const { server } = await this.call<{
+      server?: {
+        id: string;
+        tenant_id: string;
+        status: string;
+        flavor: { vcpus: number; ram: number; disk: number };
+      };
+    }>('GET', `/servers/${encodeURIComponent(id)}`, undefined, [404]);
+    if (server === undefined) return null;
+    return {
+      id: server.id,
+      projectId: server.tenant_id,
+      status: server.status,
+      vcpus: server.flavor.vcpus,
+      memoryMb: server.flavor.ram,
+      diskGb: server.flavor.disk,
+    };
+  }
+
+  /** 2.91: an admin may unshelve onto a chosen host. */
+  async unshelveServer(id: string, host: string): Promise<void> {
+    const server = await this.getServer(id);
+    if (server === null || !server.status.startsWith('SHELVED')) return;
+    await this.call(
+      'POST',
+      `/servers/${id}/action`,
+      { unshelve: { host: await this.serviceHost(host) } },
+      [],
+      '2.91',
+    );
   }
 
   async deleteServer(id: string): Promise<void> {

@@ -104,7 +104,9 @@ export class LeasesService {
     if (dto.events !== undefined && dto.events.length > 0) {
       throw new InvalidInput('User-defined events are not supported; leave events empty');
     }
-    const planned = (dto.reservations ?? []).map((values) => this.plan(values, caller, now));
+    const planned = await Promise.all(
+      (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
+    );
 
     return withTransaction(this.dataSource, async (tx) => {
       if (idempotencyKey !== undefined) {
@@ -218,7 +220,11 @@ export class LeasesService {
     this.logger.log({ msg: 'lease deleted', lease_id: id });
   }
 
-  private plan(values: Record<string, unknown>, caller: Identity, now: Date): PlannedReservation {
+  private async plan(
+    values: Record<string, unknown>,
+    caller: Identity,
+    now: Date,
+  ): Promise<PlannedReservation> {
     const type = values.resource_type;
     if (type === undefined || type === null || type === '') {
       throw new InvalidInput('Missing parameter resource_type', 'MissingParameter');
@@ -226,7 +232,9 @@ export class LeasesService {
     if (typeof type !== 'string') throw new InvalidInput('Malformed parameter resource_type');
     const rest = { ...values };
     delete rest.resource_type;
-    const params = this.plugins.get(type).validate(rest, { projectId: caller.projectId, now });
+    const params = await this.plugins
+      .get(type)
+      .validate(rest, { projectId: caller.projectId, now });
     return { type, params };
   }
 

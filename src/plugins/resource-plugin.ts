@@ -29,9 +29,13 @@ export interface ResourcePlugin {
 
   /**
    * Checks a reservation request from the API and returns its typed parameters.
-   * Throws an InvalidInput (400) on bad input. Writes nothing.
+   * Throws an InvalidInput (400) on bad input. Writes nothing (it may read, e.g. the
+   * compute service).
    */
-  validate(values: Record<string, unknown>, context: ReserveContext): JsonObject;
+  validate(
+    values: Record<string, unknown>,
+    context: ReserveContext,
+  ): JsonObject | Promise<JsonObject>;
 
   /**
    * Validates an update of an existing reservation's parameters; returns the new params.

@@ -117,6 +117,16 @@ export class SlotsRepository {
     return [...used.rows, ...rows.rows];
   }
 
+  async hostNames(em: EntityManager, reservationId: string): Promise<string[]> {
+    const { rows } = await sql<{ name: string }>(
+      em,
+      `SELECT h.hypervisor_hostname AS name FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+        WHERE a.reservation_id = $1 ORDER BY h.id`,
+      [reservationId],
+    );
+    return rows.map((r) => r.name);
+  }
+
   async placement(em: EntityManager, reservationId: string): Promise<Map<number, number>> {
     const { rows } = await sql<{ host_id: number; slots: number }>(
       em,

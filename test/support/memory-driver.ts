@@ -4,6 +4,7 @@ import type {
   HostInventory,
   PoolSpec,
   Server,
+  ServerInfo,
 } from '../../src/compute/compute-driver.js';
 
 /**
@@ -65,6 +66,21 @@ export class MemoryDriver implements ComputeDriver {
   async serversWithFlavor(flavorId: string): Promise<Server[]> {
     return [...this.servers.values()].flat().filter((s) => s.name === flavorId);
   }
+  /** Shelved servers that leases may reserve, by id; `host` is set when unshelved. */
+  readonly shelved = new Map<string, ServerInfo & { host: string | null }>();
+
+  async getServer(id: string): Promise<ServerInfo | null> {
+    return this.shelved.get(id) ?? null;
+  }
+  async unshelveServer(id: string, host: string): Promise<void> {
+    const server = this.shelved.get(id);
+    if (server === undefined || server.status === 'ACTIVE') return;
+    Object.assign(server, { status: 'ACTIVE', host });
+    this.servers.set(host, [
+      ...(this.servers.get(host) ?? []),
+      { id, name: 'unshelved', projectId: server.projectId },
+    ]);
+  }
   async hostStates(): Promise<Map<string, boolean> | null> {
     return this.states;
   }
@@ -72,6 +88,7 @@ export class MemoryDriver implements ComputeDriver {
     return this.servers.get(host) ?? [];
   }
   async deleteServer(id: string): Promise<void> {
+    this.shelved.delete(id);
     for (const [host, list] of this.servers)
       this.servers.set(
         host,

@@ -10,13 +10,15 @@ export interface InstanceParams {
   amount: number;
   affinity: boolean | null;
   resource_properties: string;
+  /** An existing (shelved) server this reservation is for: the Climate flow. */
+  server_id: string | null;
   /** Set when the reservation starts. */
   server_group_id: string | null;
   aggregate_id: number | null;
 }
 
 const SIZE_KEYS = ['vcpus', 'memory_mb', 'disk_gb', 'amount'] as const;
-const KNOWN = new Set([...SIZE_KEYS, 'affinity', 'resource_properties']);
+const KNOWN = new Set([...SIZE_KEYS, 'affinity', 'resource_properties', 'resource_id']);
 const MAX_INT = 2_147_483_647;
 
 function whole(name: string, value: unknown, min: number): number {
@@ -41,7 +43,17 @@ export function parseAffinity(value: unknown): boolean | null {
   throw new InvalidInput('Malformed parameter affinity', 'MalformedParameter');
 }
 
-export function validateInstanceParams(values: Record<string, unknown>): InstanceParams {
+/** A server's size, for a reservation of an existing server (`resource_id`). */
+export interface ServerSize {
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+}
+
+export function validateInstanceParams(
+  values: Record<string, unknown>,
+  server: ServerSize | null = null,
+): InstanceParams {
   const unknown = Object.keys(values).filter((k) => !KNOWN.has(k));
   if (unknown.length > 0) {
     throw new InvalidInput(`Unknown parameter ${unknown.join(', ')} for virtual:instance`);
@@ -54,13 +66,24 @@ export function validateInstanceParams(values: Record<string, unknown>): Instanc
         ? text
         : JSON.stringify(text);
   combine(resourceProperties); // throws MalformedRequirements
+  const serverId = values.resource_id;
+  if (
+    serverId !== undefined &&
+    serverId !== null &&
+    (typeof serverId !== 'string' || serverId === '')
+  ) {
+    throw new InvalidInput('Malformed parameter resource_id', 'MalformedParameter');
+  }
+  // One existing server: one slot of its own size, unless the caller says otherwise.
+  const sized = { ...(server ?? {}), amount: 1, ...values };
   return {
-    vcpus: whole('vcpus', values.vcpus, 1),
-    memory_mb: whole('memory_mb', values.memory_mb, 1),
-    disk_gb: whole('disk_gb', values.disk_gb, 0),
-    amount: whole('amount', values.amount, 1),
+    vcpus: whole('vcpus', sized.vcpus, 1),
+    memory_mb: whole('memory_mb', sized.memory_mb, 1),
+    disk_gb: whole('disk_gb', sized.disk_gb, 0),
+    amount: server === null ? whole('amount', values.amount, 1) : 1,
     affinity: parseAffinity(values.affinity),
     resource_properties: resourceProperties,
+    server_id: typeof serverId === 'string' ? serverId : null,
     server_group_id: null,
     aggregate_id: null,
   };

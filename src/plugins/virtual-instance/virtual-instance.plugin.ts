@@ -12,7 +12,8 @@ import { InstancePool, SlotReservation } from '../../pools/instance-pool.js';
 import { SlotsRepository } from '../../pools/slots.repository.js';
 import { occupied, type Span } from '../../pools/allocations.repository.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
-import type { ResourcePlugin, Window } from '../resource-plugin.js';
+import type { ReserveContext, ResourcePlugin, Window } from '../resource-plugin.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { pickSlots, Placement } from './pick-slots.js';
 
@@ -30,11 +31,34 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     private readonly slots: SlotsRepository,
     private readonly queries: HostQueryBuilder,
     private readonly pool: InstancePool,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  validate(values: Record<string, unknown>): JsonObject {
-    return { ...validateInstanceParams(values) };
+  /**
+   * With `resource_id`, the reservation is for an existing server that Nova keeps
+   * shelved until the lease starts (the Climate flow): one slot of its flavor's size.
+   */
+  async validate(values: Record<string, unknown>, context: ReserveContext): Promise<JsonObject> {
+    const serverId = values.resource_id;
+    if (typeof serverId !== 'string' || serverId === '')
+      return { ...validateInstanceParams(values) };
+    const server = await this.driver.getServer(serverId);
+    if (server === null || server.projectId !== context.projectId) {
+      throw new InvalidInput(`Server ${serverId} not found`, 'ServerNotFound');
+    }
+    if (!server.status.startsWith('SHELVED')) {
+      throw new InvalidInput(
+        `Server ${serverId} is ${server.status}; only a shelved server can be reserved`,
+      );
+    }
+    return {
+      ...validateInstanceParams(values, {
+        vcpus: server.vcpus,
+        memory_mb: server.memoryMb,
+        disk_gb: server.diskGb,
+      }),
+    };
   }
 
   /** Before start every parameter may change; while active only `amount`, and only up. */
@@ -72,6 +96,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     }
     return {
       ...next,
+      server_id: current.server_id ?? null,
       server_group_id: current.server_group_id,
       aggregate_id: current.aggregate_id,
     };
@@ -144,6 +169,11 @@ export class VirtualInstancePlugin implements ResourcePlugin {
   async onStart(reservation: Reservation, lease: Lease): Promise<void> {
     const params = asInstanceParams(reservation.params);
     const made = await this.pool.start(this.slotReservation(reservation, lease, params));
+    if (params.server_id) {
+      // The reserved server wakes on the host its slot is on.
+      const [host] = await this.slots.hostNames(this.dataSource.manager, reservation.id);
+      if (host !== undefined) await this.driver.unshelveServer(params.server_id, host);
+    }
     const stored: InstanceParams = {
       ...params,
       server_group_id: made.serverGroupId,
@@ -160,9 +190,10 @@ export class VirtualInstancePlugin implements ResourcePlugin {
   async beforeEnd(): Promise<void> {}
 
   async onEnd(reservation: Reservation, lease: Lease): Promise<void> {
-    await this.pool.end(
-      this.slotReservation(reservation, lease, asInstanceParams(reservation.params)),
-    );
+    const params = asInstanceParams(reservation.params);
+    // A reserved existing server lives only as long as its lease.
+    if (params.server_id) await this.driver.deleteServer(params.server_id);
+    await this.pool.end(this.slotReservation(reservation, lease, params));
   }
 
   present(reservation: Reservation): JsonObject {
@@ -177,6 +208,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
       flavor_id: reservation.id,
       server_group_id: p.server_group_id ?? null,
       aggregate_id: p.aggregate_id ?? null,
+      ...(p.server_id ? { server_id: p.server_id } : {}),
     };
   }
 
