@@ -113,13 +113,20 @@ async function boot(
   adminToken: string,
   name: string,
   flavor: string,
+  zone?: string,
 ): Promise<{ id: string; status: string; host: string | null }> {
   const images = await fetch('http://127.0.0.1:9292/v2/images?name=tiny', {
     headers: { 'X-Auth-Token': adminToken },
   });
   const image = ((await images.json()) as { images: { id: string }[] }).images[0].id;
   const made = (await novaAs(tokenValue, 'POST', '/servers', {
-    server: { name, imageRef: image, flavorRef: flavor, networks: 'none' },
+    server: {
+      name,
+      imageRef: image,
+      flavorRef: flavor,
+      networks: 'none',
+      ...(zone ? { availability_zone: zone } : {}),
+    },
   })) as {
     server?: { id: string };
   };
@@ -165,6 +172,10 @@ describe('Climate on Keystone and Nova', () => {
     admin = (await token('admin', 'adminpass', 'admin')).token;
     alice = await tenant(admin, 'climate-alice');
     bob = await tenant(admin, 'climate-bob');
+    // a public flavor for plain boots (409 when it is there already)
+    await novaAs(admin, 'POST', '/flavors', {
+      flavor: { id: 'climate-small', name: 'climate-small', ram: 256, vcpus: 1, disk: 1 },
+    });
     t = await startApp({
       databaseUrl: db.url,
       env: {
@@ -254,6 +265,23 @@ describe('Climate on Keystone and Nova', () => {
       'fake-3',
     ]);
 
+    // Another project's plain boots never land on the reserved host (filter_tenant_id);
+    // the owner's boot in the reservation's zone does.
+    const plain = [];
+    for (let i = 0; i < 3; i++)
+      plain.push(await boot(bob.token, admin, `bob-${i}`, 'climate-small'));
+    expect(plain.map((s) => s.status)).toEqual(['ACTIVE', 'ACTIVE', 'ACTIVE']);
+    expect(plain.map((s) => s.host)).not.toContain('fake-2');
+    for (const s of plain) await novaAs(admin, 'DELETE', `/servers/${s.id}`);
+    const own = await boot(
+      alice.token,
+      admin,
+      'alice-reserved',
+      'climate-small',
+      `blazar_${reservationId}`,
+    );
+    expect(own).toMatchObject({ status: 'ACTIVE', host: 'fake-2' });
+
     t.clock.advance(2 * 3600_000);
     await t.settle();
     expect(
@@ -265,7 +293,8 @@ describe('Climate on Keystone and Nova', () => {
       'fake-1',
       'fake-2',
       'fake-3',
-    ]);
+    ]); // the owner's server on the host was removed at the end
+    expect(await gone(admin, own.id)).toBe(true);
   });
 
   it('should make the reservation flavor with its access for an instance lease and remove it at the end', async () => {
@@ -323,6 +352,55 @@ describe('Climate on Keystone and Nova', () => {
     await t.settle();
     expect((await nova(admin, `/flavors/${reservationId}`)).flavor).toBeUndefined();
     expect((await aggregates()).find((a) => a.name === reservationId)).toBeUndefined();
+    expect(await gone(admin, server.id)).toBe(true);
+  });
+
+  it('should reserve a shelved server and unshelve it onto its slot when the lease starts', async () => {
+    const server = await boot(alice.token, admin, 'alice-shelved', 'climate-small');
+    expect(server.status).toBe('ACTIVE');
+    await novaAs(alice.token, 'POST', `/servers/${server.id}/action`, { shelve: null });
+    for (let i = 0; i < 60; i++) {
+      const s = (
+        (await novaAs(admin, 'GET', `/servers/${server.id}`)) as { server: { status: string } }
+      ).server;
+      if (s.status === 'SHELVED_OFFLOADED') break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    // what Nova's side sends with the lease_params hint it received
+    const lease = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-climate-flow',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [{ resource_type: 'virtual:instance', resource_id: server.id }],
+      })
+      .expect(201);
+    expect(lease.body.lease.reservations[0]).toMatchObject({
+      vcpus: 1,
+      memory_mb: 256,
+      disk_gb: 1,
+      server_id: server.id,
+    });
+    await t.settle();
+    let woke: { status: string; host: string | null } = { status: '', host: null };
+    for (let i = 0; i < 60 && woke.status !== 'ACTIVE'; i++) {
+      const s = (
+        (await novaAs(admin, 'GET', `/servers/${server.id}`)) as { server: Record<string, unknown> }
+      ).server;
+      woke = {
+        status: s.status as string,
+        host: (s['OS-EXT-SRV-ATTR:host'] as string | null) ?? null,
+      };
+      if (woke.status !== 'ACTIVE') await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(woke.status).toBe('ACTIVE');
+    const pool = (await aggregates()).find((a) => a.name === lease.body.lease.reservations[0].id);
+    expect(pool?.hosts).toContain(woke.host);
+
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
     expect(await gone(admin, server.id)).toBe(true);
   });
 });
