@@ -6,6 +6,8 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { startApp, TestApp } from '../support/app.js';
+import { KeystoneClient } from '../../src/compute/keystone.client.js';
+import { NovaDriver } from '../../src/compute/nova.driver.js';
 
 jest.setTimeout(180_000);
 
@@ -159,6 +161,22 @@ async function gone(adminToken: string, id: string): Promise<boolean> {
   return false;
 }
 
+/** The real driver, with one-shot failures to arm: a crash half-way through an action. */
+class FlakyNova extends NovaDriver {
+  readonly failNext = new Set<string>();
+  private trip(method: string): void {
+    if (this.failNext.delete(method)) throw new Error(`injected failure in ${method}`);
+  }
+  override async grantFlavorAccess(id: string, projectId: string): Promise<void> {
+    this.trip('grantFlavorAccess');
+    return super.grantFlavorAccess(id, projectId);
+  }
+  override async addHost(pool: string, host: string): Promise<void> {
+    if (pool !== 'freepool' && host === 'fake-3') this.trip('addHost');
+    return super.addHost(pool, host);
+  }
+}
+
 describe('Climate on Keystone and Nova', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -166,6 +184,16 @@ describe('Climate on Keystone and Nova', () => {
   let admin: string;
   let alice: { token: string; projectId: string };
   let bob: { token: string; projectId: string };
+  const driver = new FlakyNova(
+    new KeystoneClient({
+      url: KS,
+      username: 'admin',
+      password: 'adminpass',
+      project: 'admin',
+      domain: 'Default',
+    }),
+    NOVA,
+  );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -178,6 +206,7 @@ describe('Climate on Keystone and Nova', () => {
     });
     t = await startApp({
       databaseUrl: db.url,
+      driver,
       env: {
         PLUGINS: 'physical:host,virtual:instance',
         AUTH_STRATEGY: 'keystone',
@@ -402,5 +431,90 @@ describe('Climate on Keystone and Nova', () => {
     t.clock.advance(2 * 3600_000);
     await t.settle();
     expect(await gone(admin, server.id)).toBe(true);
+  });
+
+  it('should finish a start that failed half-way on retry and leave nothing behind in Nova', async () => {
+    const names = async () => (await aggregates()).map((a) => a.name);
+    const flavorIds = async () =>
+      ((await nova(admin, '/flavors/detail?is_public=None')).flavors as { id: string }[]).map(
+        (f) => f.id,
+      );
+
+    // an instance reservation: the flavor is made, then granting access fails
+    driver.failNext.add('grantFlavorAccess');
+    const slots = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-retry-slots',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [
+          {
+            resource_type: 'virtual:instance',
+            vcpus: 1,
+            memory_mb: 256,
+            disk_gb: 1,
+            amount: 1,
+            affinity: null,
+            resource_properties: '',
+          },
+        ],
+      })
+      .expect(201);
+    const slotId = slots.body.lease.reservations[0].id as string;
+    // a host reservation: Climate's record moves the host, then Nova's add_host fails
+    driver.failNext.add('addHost');
+    const whole = await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-retry-host',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [
+          {
+            resource_type: 'physical:host',
+            min: 1,
+            max: 1,
+            hypervisor_properties: '["==", "$hypervisor_hostname", "fake-3"]',
+            resource_properties: '',
+          },
+        ],
+      })
+      .expect(201);
+    const hostId = whole.body.lease.reservations[0].id as string;
+    await t.settle();
+    const status = async (id: string) =>
+      (await http.get(`/v1/leases/${id}`).set('X-Auth-Token', alice.token)).body.lease
+        .status as string;
+    expect(await status(slots.body.lease.id)).toBe('PENDING');
+    expect(await status(whole.body.lease.id)).toBe('PENDING');
+
+    t.clock.advance(60_000);
+    await t.settle();
+    expect(await status(slots.body.lease.id)).toBe('ACTIVE');
+    expect(await status(whole.body.lease.id)).toBe('ACTIVE');
+    expect((await names()).filter((n) => n === slotId || n === hostId).sort()).toEqual(
+      [slotId, hostId].sort(),
+    );
+    expect((await flavorIds()).filter((f) => f === slotId)).toEqual([slotId]);
+    const access = (await nova(admin, `/flavors/${slotId}/os-flavor-access`)).flavor_access as {
+      tenant_id: string;
+    }[];
+    expect(access.map((a) => a.tenant_id)).toEqual([alice.projectId]);
+    expect((await aggregates()).find((a) => a.name === hostId)?.hosts).toEqual(['fake-3']);
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts).not.toContain('fake-3');
+
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
+    expect(await names()).not.toContain(slotId);
+    expect(await names()).not.toContain(hostId);
+    expect(await flavorIds()).not.toContain(slotId);
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts.sort()).toEqual([
+      'fake-1',
+      'fake-2',
+      'fake-3',
+    ]);
   });
 });
