@@ -4,7 +4,8 @@
  * are filtered in the database. Pure: no NestJS or TypeORM.
  *
  * Forms: "" / "[]" (none), [op, "$key", "value"] with op in == = != < <= > >=,
- * ["and", …] as in Blazar, plus ["or", …], ["not", expr] and ["in", "$key", v, …].
+ * ["and", …] as in Blazar, plus ["or", …], ["not", expr] and ["in", "$key", v, …]
+ * (or ["in", "$key", [v, …]]), nested freely within MAX_DEPTH / MAX_NODES.
  */
 import { InvalidInput } from '../common/errors.js';
 
@@ -21,23 +22,32 @@ export interface ColumnSpec {
 }
 
 export interface CompileOptions {
+  /** Known host fields, by query key (without '$'). */
   columns: Record<string, ColumnSpec>;
+  /** SQL of the jsonb column holding extra capabilities (string values). */
   capabilities: string;
+  /** Extra-capability names that exist; any other unknown key is a 400. */
   knownProperties: ReadonlySet<string>;
+  /** Parameter array to append to; placeholders are $<index+1> of this array. */
   params: unknown[];
 }
 
 const COMPARISONS = new Set(['==', '=', '!=', '<', '<=', '>', '>=']);
-const MAX_DEPTH = 16;
-const MAX_NODES = 256;
-const NUMBER = /^-?\d+(\.\d+)?$/;
+/** Refuse abuse: nesting depth, and terms plus "in" values in one query. */
+export const MAX_DEPTH = 16;
+export const MAX_NODES = 256;
+const NUMBER = /^-?[0-9]+(\.[0-9]+)?$/;
+// The same pattern in SQL, so a non-numeric stored value is never cast (no 22P02).
 const NUMBER_SQL = "'^-?[0-9]+(\\.[0-9]+)?$'";
+const TRUE = /^(true|1)$/i;
+const BOOLEAN = /^(true|false|1|0)$/i;
 
 function malformed(input: unknown, reason: string): InvalidInput {
   const shown = typeof input === 'string' ? input : JSON.stringify(input);
   return new InvalidInput(`Malformed requirements ${shown}: ${reason}`, 'MalformedRequirements');
 }
 
+/** Values are strings; JSON numbers and booleans are taken in their string form. */
 function scalar(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -50,7 +60,7 @@ class Parser {
   constructor(private readonly input: unknown) {}
 
   node(value: unknown, depth: number): Requirement {
-    if (++this.nodes > MAX_NODES) throw malformed(this.input, `more than ${MAX_NODES} terms`);
+    this.count(1);
     if (depth > MAX_DEPTH) throw malformed(this.input, `nested deeper than ${MAX_DEPTH}`);
     if (!Array.isArray(value) || value.length === 0) {
       throw malformed(this.input, 'each term must be a non-empty list');
@@ -68,9 +78,10 @@ class Parser {
       const key = this.key(rest[0]);
       const raw =
         rest.length === 2 && Array.isArray(rest[1]) ? (rest[1] as unknown[]) : rest.slice(1);
+      this.count(raw.length);
       const values = raw.map(scalar);
-      if (values.length === 0 || values.some((v) => v === null)) {
-        throw malformed(this.input, '"in" needs one or more string values');
+      if (values.length === 0 || values.some((v) => v === null || v === '')) {
+        throw malformed(this.input, '"in" needs one or more non-empty string values');
       }
       return { op: 'in', key, values: values as string[] };
     }
@@ -81,7 +92,12 @@ class Parser {
       if (v === null || v === '') throw malformed(this.input, 'values must be non-empty strings');
       return { op: head === '=' ? '==' : (head as Comparison), key, value: v };
     }
-    throw malformed(this.input, `unknown operator ${JSON.stringify(head)}`);
+    throw malformed(this.input, `unknown operator ${JSON.stringify(head) ?? 'undefined'}`);
+  }
+
+  private count(n: number): void {
+    this.nodes += n;
+    if (this.nodes > MAX_NODES) throw malformed(this.input, `more than ${MAX_NODES} terms`);
   }
 
   private key(value: unknown): string {
@@ -92,7 +108,10 @@ class Parser {
   }
 }
 
-/** Parses a query string or decoded list; null means no constraint. */
+/**
+ * Parses a query given as a JSON string or an already-decoded list. Empty input means
+ * no constraint (null); anything malformed is a 400 MalformedRequirements.
+ */
 export function parseRequirements(input: unknown): Requirement | null {
   if (input === undefined || input === null || input === '') return null;
   let value: unknown = input;
@@ -104,6 +123,7 @@ export function parseRequirements(input: unknown): Requirement | null {
     }
   }
   if (Array.isArray(value) && value.length === 0) return null;
+  // A bare top-level list of triples (no "and") fails here, as in Blazar.
   return new Parser(input).node(value, 1);
 }
 
@@ -116,12 +136,26 @@ const SQL_OP: Record<Comparison, string> = {
   '>=': '>=',
 };
 
+const SQL_TYPE: Record<ColumnSpec['type'], string> = {
+  number: 'numeric',
+  text: 'text',
+  boolean: 'boolean',
+};
+
+/** A term back in Blazar's form, for error messages raised while compiling. */
+type Term = Extract<Requirement, { key: string }>;
+
+function shown(r: Term): unknown[] {
+  return r.op === 'in' ? ['in', `$${r.key}`, ...r.values] : [r.op, `$${r.key}`, r.value];
+}
+
 class Compiler {
   constructor(private readonly o: CompileOptions) {}
 
-  private bind(value: unknown): string {
+  private bind(value: unknown, type: string): string {
     this.o.params.push(value);
-    return `$${this.o.params.length}`;
+    // Explicit casts: an int column compared with "2.5" must not make PG type $n as int.
+    return `$${this.o.params.length}::${type}`;
   }
 
   expr(r: Requirement): string {
@@ -131,11 +165,11 @@ class Compiler {
         return `(${r.args.map((a) => this.expr(a)).join(r.op === 'and' ? ' AND ' : ' OR ')})`;
       case 'not':
         // NULL-safe: "not" of a term about a missing capability is true.
-        return `(NOT coalesce(${this.expr(r.arg)}, false))`;
+        return `(NOT COALESCE(${this.expr(r.arg)}, false))`;
       case 'in':
-        return this.inList(r.key, r.values);
+        return this.inList(r);
       default:
-        return this.compare(r.key, r.op, r.value);
+        return this.compare(r);
     }
   }
 
@@ -147,56 +181,82 @@ class Compiler {
     return null;
   }
 
-  private typed(spec: ColumnSpec, value: string): unknown {
+  /** A query value checked against the column's type, in the form bound to the query. */
+  private typed(r: Term, key: string, spec: ColumnSpec, value: string): string | boolean {
     if (spec.type === 'number') {
-      if (!NUMBER.test(value)) throw malformed(value, `$${spec.sql} compares with numbers`);
-      return Number(value);
+      if (!NUMBER.test(value)) throw malformed(shown(r), `$${key} compares with numbers`);
+      return value; // bound as text and cast to numeric: no float rounding of big values
     }
     if (spec.type === 'boolean') {
-      if (!/^(true|false|1|0)$/i.test(value))
-        throw malformed(value, 'compare booleans with true or false');
-      return /^(true|1)$/i.test(value);
+      if (!BOOLEAN.test(value)) throw malformed(shown(r), `$${key} compares with true or false`);
+      return TRUE.test(value);
     }
     return value;
   }
 
-  private compare(key: string, op: Comparison, value: string): string {
+  private compare(r: Extract<Requirement, { value: string }>): string {
+    const { key, op, value } = r;
     const spec = this.column(key);
     if (spec !== null) {
       if (spec.type === 'boolean' && op !== '==' && op !== '!=') {
-        throw malformed(value, 'booleans compare with == or != only');
+        throw malformed(shown(r), 'booleans compare with == or != only');
       }
-      return `(${spec.sql} ${SQL_OP[op]} ${this.bind(this.typed(spec, value))})`;
+      const param = this.bind(this.typed(r, key, spec, value), SQL_TYPE[spec.type]);
+      return `(${spec.sql} ${SQL_OP[op]} ${param})`;
     }
-    // Extra capability: a host lacking it matches nothing (NULL), as in Blazar.
-    const cap = `(${this.o.capabilities} ->> ${this.bind(key)})`;
-    if (NUMBER.test(value)) {
-      const num = `(CASE WHEN ${cap} ~ ${NUMBER_SQL} THEN ${cap}::numeric END)`;
-      if (op === '!=') {
-        return `(${cap} IS NOT NULL AND (${num} IS NULL OR ${num} <> ${this.bind(Number(value))}))`;
-      }
-      return `(${num} ${SQL_OP[op]} ${this.bind(Number(value))})`;
-    }
-    return `(${cap} ${SQL_OP[op]} ${this.bind(value)})`;
+    // Extra capability. A host lacking it yields NULL, so it matches no comparison,
+    // not even "!=" (Blazar likewise drops hosts without the capability); only an
+    // enclosing "not" turns that into a match.
+    const cap = this.capability(key);
+    if (!NUMBER.test(value)) return `(${cap} ${SQL_OP[op]} ${this.bind(value, 'text')})`;
+    // Numeric query value: compare as numbers ("10" > "9"). A stored value that is
+    // not numeric matches only "!=".
+    const num = this.numeric(cap);
+    const param = this.bind(value, 'numeric');
+    if (op === '!=') return `(${cap} IS NOT NULL AND (${num} IS NULL OR ${num} <> ${param}))`;
+    return `(${num} ${SQL_OP[op]} ${param})`;
   }
 
-  private inList(key: string, values: string[]): string {
+  /** "in" means the same as an "or" of "==" terms. */
+  private inList(r: Extract<Requirement, { op: 'in' }>): string {
+    const { key, values } = r;
     const spec = this.column(key);
     if (spec !== null) {
-      const type =
-        spec.type === 'number' ? 'numeric' : spec.type === 'boolean' ? 'boolean' : 'text';
-      return `(${spec.sql} = ANY(${this.bind(values.map((v) => this.typed(spec, v)))}::${type}[]))`;
+      const typed = values.map((v) => this.typed(r, key, spec, v));
+      return `(${spec.sql} = ANY(${this.bind(typed, `${SQL_TYPE[spec.type]}[]`)}))`;
     }
-    return `((${this.o.capabilities} ->> ${this.bind(key)}) = ANY(${this.bind(values)}::text[]))`;
+    const cap = this.capability(key);
+    const numbers = values.filter((v) => NUMBER.test(v));
+    const texts = values.filter((v) => !NUMBER.test(v));
+    const parts: string[] = [];
+    if (numbers.length > 0) {
+      parts.push(`${this.numeric(cap)} = ANY(${this.bind(numbers, 'numeric[]')})`);
+    }
+    if (texts.length > 0) parts.push(`${cap} = ANY(${this.bind(texts, 'text[]')})`);
+    return `(${parts.join(' OR ')})`;
+  }
+
+  /** The capability's text value; the property name is a parameter too. */
+  private capability(key: string): string {
+    return `(${this.o.capabilities} ->> ${this.bind(key, 'text')})`;
+  }
+
+  /** The capability as a number, or NULL when the stored text is not numeric. */
+  private numeric(cap: string): string {
+    return `(CASE WHEN ${cap} ~ ${NUMBER_SQL} THEN ${cap}::numeric END)`;
   }
 }
 
-/** The requirement as a SQL boolean over the options' columns ('TRUE' for none). */
+/**
+ * The requirement as a SQL boolean expression ('TRUE' for null), appending its values to
+ * `options.params`. Unknown keys are a 400 UnknownProperty; a value of the wrong type for
+ * a host column is a 400 MalformedRequirements.
+ */
 export function compileRequirements(req: Requirement | null, options: CompileOptions): string {
   return req === null ? 'TRUE' : new Compiler(options).expr(req);
 }
 
-/** Every key a requirement mentions, without the `$`. */
+/** Every key a requirement mentions, without the `$`, each once. */
 export function requirementKeys(req: Requirement | null): string[] {
   if (req === null) return [];
   switch (req.op) {
