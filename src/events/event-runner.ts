@@ -5,7 +5,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../leases/entities/lease.entity.js';
-import { deriveStableStatus, LeaseStatus } from '../leases/lease-status.js';
+import { canTransition, deriveStableStatus, LeaseStatus } from '../leases/lease-status.js';
 import { LeasesRepository } from '../leases/leases.repository.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
@@ -17,19 +17,28 @@ import { ClaimLost, EventsRepository } from './events.repository.js';
 class NotReady extends Error {}
 
 interface Step {
-  /** Statuses the lease may be in for the event to run (the last one: resumed after a crash). */
-  from: LeaseStatus[];
-  /** Set while the action runs. */
+  /** Set while the action runs; null when the lease's status does not change. */
   during: LeaseStatus | null;
+  /** Where an event without a transitional status may run. */
+  from?: LeaseStatus[];
   /** Lease statuses in which there is nothing left to do. */
   skip: LeaseStatus[];
 }
 
 const STEPS: Record<EventType, Step> = {
-  start_lease: { from: ['PENDING', 'STARTING'], during: 'STARTING', skip: [] },
-  end_lease: { from: ['ACTIVE', 'ERROR', 'TERMINATING'], during: 'TERMINATING', skip: [] },
-  before_end_lease: { from: ['ACTIVE'], during: null, skip: ['TERMINATED', 'ERROR'] },
+  start_lease: { during: 'STARTING', skip: [] },
+  end_lease: { during: 'TERMINATING', skip: [] },
+  before_end_lease: { during: null, from: ['ACTIVE'], skip: ['TERMINATED', 'ERROR'] },
 };
+
+/**
+ * Whether the event may run now: the lease state machine allows the move to the
+ * transitional status, or the lease is in it already (a retry after a crash).
+ */
+function mayRun(step: Step, status: LeaseStatus): boolean {
+  if (step.during === null) return (step.from ?? []).includes(status);
+  return status === step.during || canTransition(status, step.during);
+}
 
 /** Runs one claimed event: the lease's transition, the plugins' actions, the outcome. */
 @Injectable()
@@ -74,7 +83,7 @@ export class EventRunner {
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
       const step = STEPS[event.eventType];
       if (step.skip.includes(lease.status)) return null;
-      if (!step.from.includes(lease.status)) {
+      if (!mayRun(step, lease.status)) {
         throw new NotReady(`lease is ${lease.status}, not ready for ${event.eventType}`);
       }
       const previous = lease.status;

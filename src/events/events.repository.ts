@@ -126,8 +126,4 @@ export class EventsRepository {
     );
     if (result.affected !== 1) throw new ClaimLost(`event ${event.id} was taken over`);
   }
-
-  async forLease(em: EntityManager, leaseId: string): Promise<LeaseEvent[]> {
-    return em.find(LeaseEvent, { where: { leaseId } });
-  }
 }

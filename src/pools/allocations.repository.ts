@@ -21,14 +21,6 @@ export function occupied(window: Span, cleaningMinutes: number): Span {
   return { start: window.start, end: new Date(window.end.getTime() + cleaningMinutes * 60_000) };
 }
 
-export interface AllocationRow {
-  host_id: number;
-  reservation_id: string;
-  lease_id: string;
-  start_at: Date;
-  end_at: Date;
-}
-
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
 function eligible(q: HostQuery): string {
   return `h.reservable

@@ -226,6 +226,19 @@ describe('Climate on Keystone and Nova', () => {
     await db?.drop();
   });
 
+  /** One reservation for alice, starting now for an hour. */
+  const aliceLease = (name: string, reservation: Record<string, unknown>) =>
+    http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name,
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [reservation],
+      })
+      .expect(201);
+
   const aggregates = async () =>
     (await nova(admin, '/os-aggregates')).aggregates as {
       name: string;
@@ -265,24 +278,13 @@ describe('Climate on Keystone and Nova', () => {
       'fake-3',
     ]);
 
-    const lease = await http
-      .post('/v1/leases')
-      .set('X-Auth-Token', alice.token)
-      .send({
-        name: 'alice-hosts',
-        start_date: 'now',
-        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
-        reservations: [
-          {
-            resource_type: 'physical:host',
-            min: 1,
-            max: 1,
-            hypervisor_properties: '["==", "$hypervisor_hostname", "fake-2"]',
-            resource_properties: '',
-          },
-        ],
-      })
-      .expect(201);
+    const lease = await aliceLease('alice-hosts', {
+      resource_type: 'physical:host',
+      min: 1,
+      max: 1,
+      hypervisor_properties: '["==", "$hypervisor_hostname", "fake-2"]',
+      resource_properties: '',
+    });
     const reservationId = lease.body.lease.reservations[0].id as string;
     await t.settle();
     const pool = (await aggregates()).find((a) => a.name === reservationId);
@@ -327,26 +329,15 @@ describe('Climate on Keystone and Nova', () => {
   });
 
   it('should make the reservation flavor with its access for an instance lease and remove it at the end', async () => {
-    const lease = await http
-      .post('/v1/leases')
-      .set('X-Auth-Token', alice.token)
-      .send({
-        name: 'alice-slots',
-        start_date: 'now',
-        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
-        reservations: [
-          {
-            resource_type: 'virtual:instance',
-            vcpus: 1,
-            memory_mb: 512,
-            disk_gb: 1,
-            amount: 2,
-            affinity: null,
-            resource_properties: '',
-          },
-        ],
-      })
-      .expect(201);
+    const lease = await aliceLease('alice-slots', {
+      resource_type: 'virtual:instance',
+      vcpus: 1,
+      memory_mb: 512,
+      disk_gb: 1,
+      amount: 2,
+      affinity: null,
+      resource_properties: '',
+    });
     const reservationId = lease.body.lease.reservations[0].id as string;
     await t.settle();
     const flavor = (await nova(admin, `/flavors/${reservationId}`)).flavor as {
@@ -396,16 +387,10 @@ describe('Climate on Keystone and Nova', () => {
       await new Promise((r) => setTimeout(r, 1000));
     }
     // what Nova's side sends with the lease_params hint it received
-    const lease = await http
-      .post('/v1/leases')
-      .set('X-Auth-Token', alice.token)
-      .send({
-        name: 'alice-climate-flow',
-        start_date: 'now',
-        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
-        reservations: [{ resource_type: 'virtual:instance', resource_id: server.id }],
-      })
-      .expect(201);
+    const lease = await aliceLease('alice-climate-flow', {
+      resource_type: 'virtual:instance',
+      resource_id: server.id,
+    });
     expect(lease.body.lease.reservations[0]).toMatchObject({
       vcpus: 1,
       memory_mb: 256,
@@ -442,47 +427,25 @@ describe('Climate on Keystone and Nova', () => {
 
     // an instance reservation: the flavor is made, then granting access fails
     driver.failNext.add('grantFlavorAccess');
-    const slots = await http
-      .post('/v1/leases')
-      .set('X-Auth-Token', alice.token)
-      .send({
-        name: 'alice-retry-slots',
-        start_date: 'now',
-        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
-        reservations: [
-          {
-            resource_type: 'virtual:instance',
-            vcpus: 1,
-            memory_mb: 256,
-            disk_gb: 1,
-            amount: 1,
-            affinity: null,
-            resource_properties: '',
-          },
-        ],
-      })
-      .expect(201);
+    const slots = await aliceLease('alice-retry-slots', {
+      resource_type: 'virtual:instance',
+      vcpus: 1,
+      memory_mb: 256,
+      disk_gb: 1,
+      amount: 1,
+      affinity: null,
+      resource_properties: '',
+    });
     const slotId = slots.body.lease.reservations[0].id as string;
     // a host reservation: Climate's record moves the host, then Nova's add_host fails
     driver.failNext.add('addHost');
-    const whole = await http
-      .post('/v1/leases')
-      .set('X-Auth-Token', alice.token)
-      .send({
-        name: 'alice-retry-host',
-        start_date: 'now',
-        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
-        reservations: [
-          {
-            resource_type: 'physical:host',
-            min: 1,
-            max: 1,
-            hypervisor_properties: '["==", "$hypervisor_hostname", "fake-3"]',
-            resource_properties: '',
-          },
-        ],
-      })
-      .expect(201);
+    const whole = await aliceLease('alice-retry-host', {
+      resource_type: 'physical:host',
+      min: 1,
+      max: 1,
+      hypervisor_properties: '["==", "$hypervisor_hostname", "fake-3"]',
+      resource_properties: '',
+    });
     const hostId = whole.body.lease.reservations[0].id as string;
     await t.settle();
     const status = async (id: string) =>
