@@ -21,6 +21,13 @@ export function occupied(window: Span, cleaningMinutes: number): Span {
   return { start: window.start, end: new Date(window.end.getTime() + cleaningMinutes * 60_000) };
 }
 
+/**
+ * What occupies hosts: whole-host allocations and instance slots, as
+ * (reservation_id, host_id, during). A host with slots cannot be reserved whole.
+ */
+export const HOST_USAGE = `(SELECT reservation_id, host_id, during FROM host_allocations
+   UNION ALL SELECT reservation_id, host_id, during FROM instance_allocations)`;
+
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
 function eligible(q: HostQuery): string {
   return `h.reservable
@@ -236,14 +243,14 @@ export class AllocationsRepository {
               SELECT t FROM (
                 SELECT ${fromP}::timestamptz AS t
                 UNION ALL
-                SELECT upper(a.during) FROM host_allocations a
+                SELECT upper(a.during) FROM ${HOST_USAGE} a
                  WHERE upper(a.during) > ${fromP}::timestamptz
                    AND a.host_id IN (SELECT id FROM matching)) x
               ORDER BY t)
        SELECT o.t, f.free FROM ordered o
        CROSS JOIN LATERAL (
          SELECT count(*) AS free FROM matching m WHERE NOT EXISTS (
-           SELECT 1 FROM host_allocations a WHERE a.host_id = m.id
+           SELECT 1 FROM ${HOST_USAGE} a WHERE a.host_id = m.id
               AND a.during && tstzrange(o.t, o.t + ${dur}::interval, '[)'))) f
        WHERE f.free >= ${need} LIMIT ${lim}::int * 4`,
       params,
@@ -282,7 +289,7 @@ export class AllocationsRepository {
                                              - interval '1 microsecond', ${step}::interval) t),
             busy AS (SELECT s.t, count(DISTINCT a.host_id) AS reserved
                        FROM steps s
-                       JOIN host_allocations a ON a.during && tstzrange(s.t, s.t2, '[)')
+                       JOIN ${HOST_USAGE} a ON a.during && tstzrange(s.t, s.t2, '[)')
                        JOIN matching m ON m.id = a.host_id AND m.in_pool
                       GROUP BY s.t)
        SELECT s.t, c.total, coalesce(b.reserved, 0) AS reserved, c.out_of_pool

@@ -6,6 +6,7 @@ import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../leases/entities/lease.entity.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { HOST_USAGE } from './allocations.repository.js';
 import { HostMover, MovedAllocation } from './host-mover.js';
 
 /**
@@ -53,13 +54,13 @@ export class HealingService {
     return moved;
   }
 
-  /** missing_resources: some allocation on an unreservable host; degraded: any such. */
+  /** missing_resources: some allocation or slot on an unreservable host; degraded: any such. */
   private async refreshFlags(tx: EntityManager, now: Date): Promise<void> {
     await sql(
       tx,
       `UPDATE reservations r SET missing_resources = m.missing, updated_at = $1
          FROM (SELECT r2.id, EXISTS (
-                 SELECT 1 FROM host_allocations a JOIN hosts h ON h.id = a.host_id
+                 SELECT 1 FROM ${HOST_USAGE} a JOIN hosts h ON h.id = a.host_id
                   WHERE a.reservation_id = r2.id AND NOT h.reservable AND upper(a.during) > $1) AS missing
                  FROM reservations r2 WHERE r2.status IN ('pending', 'active')) m
         WHERE m.id = r.id AND r.missing_resources <> m.missing`,

@@ -4,6 +4,7 @@ import { sql } from '../database/sql.js';
 import { asHostParams } from '../plugins/physical-host/host-params.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { combine, HostQueryBuilder } from './host-query.js';
+import { SlotMover } from './slot-mover.js';
 
 export interface MovedAllocation {
   reservationId: string;
@@ -26,13 +27,15 @@ interface AllocationToMove {
 
 /**
  * Moves the current and future allocations off some hosts onto other free hosts that
- * match each reservation's requirements (for a host leaving the pool, or failing).
+ * match each reservation's requirements (for a host leaving the pool, or failing):
+ * whole-host allocations here, instance slots through the SlotMover.
  */
 @Injectable()
 export class HostMover {
   constructor(
     private readonly allocations: AllocationsRepository,
     private readonly queries: HostQueryBuilder,
+    private readonly slots: SlotMover,
   ) {}
 
   /**
@@ -87,6 +90,6 @@ export class HostMover {
         to: to ?? null,
       });
     }
-    return results;
+    return [...results, ...(await this.slots.evacuate(tx, hostIds, now, ignore))];
   }
 }

@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
+import { HOST_USAGE } from './allocations.repository.js';
 import { Host } from './entities/host.entity.js';
 import { HealingService } from './healing.service.js';
 import { builtinInventory, splitHostFields } from './host-fields.js';
@@ -134,7 +135,7 @@ export class HostsService {
     await this.assertNoServers(found.hypervisorHostname);
     const pool = await withTransaction(this.dataSource, async (tx) => {
       const host = await this.find(tx, id, true);
-      const { rows } = await sql(tx, `SELECT 1 FROM host_allocations WHERE host_id = $1 LIMIT 1`, [
+      const { rows } = await sql(tx, `SELECT 1 FROM ${HOST_USAGE} a WHERE a.host_id = $1 LIMIT 1`, [
         host.id,
       ]);
       if (rows.length > 0) {
@@ -174,7 +175,8 @@ export class HostsService {
   private async keysInUse(tx: EntityManager, hostId: number, now: Date): Promise<Set<string>> {
     const { rows } = await sql<{ params: Record<string, unknown> }>(
       tx,
-      `SELECT DISTINCT r.params FROM host_allocations a JOIN reservations r ON r.id = a.reservation_id
+      `SELECT DISTINCT r.params
+         FROM ${HOST_USAGE} a JOIN reservations r ON r.id = a.reservation_id
         WHERE a.host_id = $1 AND upper(a.during) > $2 AND r.status IN ('pending', 'active')`,
       [hostId, now],
     );

@@ -59,7 +59,7 @@ export class InstancePool {
       diskGb: r.diskGb,
       extraSpecs,
     });
-    const { aggregateId, hosts } = await withTransaction(this.dataSource, async (tx) => {
+    const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       const aggregateId = await this.pools.ensure(tx, r.id, 'instance', now, { metadata });
       const { rows } = await sql<{ id: number; name: string }>(
@@ -70,18 +70,31 @@ export class InstancePool {
       );
       await sql(
         tx,
-        `DELETE FROM aggregate_hosts WHERE aggregate_id = $1 AND NOT (host_id = ANY($2::int[]))`,
-        [aggregateId, rows.map((h) => h.id)],
-      );
-      await sql(
-        tx,
         `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
          SELECT $1, h, 'instance', $3 FROM unnest($2::int[]) h ON CONFLICT DO NOTHING`,
         [aggregateId, rows.map((h) => h.id), now],
       );
-      return { aggregateId, hosts: rows };
+      // Hosts whose slots moved away (healing): they leave the compute service's
+      // aggregate before Climate's record forgets them, so a retry still knows them.
+      const stale = await sql<{ id: number; name: string }>(
+        tx,
+        `SELECT h.id, h.hypervisor_hostname AS name FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
+          WHERE ah.aggregate_id = $1 AND NOT (h.id = ANY($2::int[]))`,
+        [aggregateId, rows.map((h) => h.id)],
+      );
+      return { aggregateId, hosts: rows, stale: stale.rows };
     });
     await this.driver.ensurePool({ name: r.id, availabilityZone: null, metadata });
+    for (const host of stale) await this.driver.removeHost(r.id, host.name);
+    if (stale.length > 0) {
+      await sql(
+        this.dataSource.manager,
+        `DELETE FROM aggregate_hosts ah WHERE ah.aggregate_id = $1 AND ah.host_id = ANY($2::int[])
+            AND NOT EXISTS (SELECT 1 FROM instance_allocations a
+                             WHERE a.reservation_id = $3 AND a.host_id = ah.host_id)`,
+        [aggregateId, stale.map((h) => h.id), r.id],
+      );
+    }
     for (const host of hosts) await this.driver.addHost(r.id, host.name);
     await this.driver.grantFlavorAccess(r.id, r.projectId);
     return { serverGroupId, aggregateId };

@@ -10,6 +10,7 @@ import { HostsController } from './hosts.controller.js';
 import { HostsService } from './hosts.service.js';
 import { PoolSync } from './pool-sync.js';
 import { InstancePool } from './instance-pool.js';
+import { SlotMover } from './slot-mover.js';
 import { SlotsRepository } from './slots.repository.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
@@ -33,6 +34,7 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
     PoolsRepository,
     PoolsService,
     InstancePool,
+    SlotMover,
     SlotsRepository,
     PoolsMaintenance,
     SchedulerFilterService,

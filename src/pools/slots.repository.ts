@@ -3,13 +3,23 @@ import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
-import type { SlotHost } from '../plugins/virtual-instance/pick-slots.js';
+import type { Placement, SlotHost } from '../plugins/virtual-instance/pick-slots.js';
 import type { HostQuery, Span } from './allocations.repository.js';
 
 export interface SlotSize {
   vcpus: number;
   memory_mb: number;
   disk_gb: number;
+}
+
+export interface CapacityOptions {
+  /** Its own slots do not count as usage (an update replaces them). */
+  ownReservation?: string;
+  onlyHosts?: number[];
+  /** Hosts that may not take slots (hosts being emptied). */
+  exclude?: number[];
+  need?: { amount: number; oneHost: boolean };
+  prefer?: number[];
 }
 
 function bind(params: unknown[], value: unknown): string {
@@ -38,17 +48,13 @@ export class SlotsRepository {
     q: HostQuery,
     during: Span,
     size: SlotSize,
-    options: {
-      ownReservation?: string;
-      onlyHosts?: number[];
-      need?: { amount: number; oneHost: boolean };
-      prefer?: number[];
-    } = {},
+    options: CapacityOptions = {},
   ): Promise<SlotHost[]> {
     const p = [...q.params];
     const w = `tstzrange(${bind(p, during.start)}::timestamptz, ${bind(p, during.end)}::timestamptz, '[)')`;
     const own = bind(p, options.ownReservation ?? null);
     const only = bind(p, options.onlyHosts ?? null);
+    const exclude = bind(p, options.exclude ?? []);
     const [v, m, d] = [bind(p, size.vcpus), bind(p, size.memory_mb), bind(p, size.disk_gb)];
     const [cr, rr, dr] = [
       bind(p, this.config.cpuAllocationRatio),
@@ -60,6 +66,7 @@ export class SlotsRepository {
     const eligible = `h.reservable
             AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
             AND (${only}::int[] IS NULL OR h.id = ANY(${only}::int[]))
+            AND NOT (h.id = ANY(${exclude}::int[]))
             AND NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})
             AND (${q.where})`;
     const slotsOf = (cpu: string, ram: string, disk: string) =>
@@ -117,6 +124,38 @@ export class SlotsRepository {
     return [...used.rows, ...rows.rows];
   }
 
+  /**
+   * Picks hosts from one capacity query, locks them, and checks them again with a fresh
+   * statement: any transaction adding slots there held those locks until it committed,
+   * so the check sees it. A host that filled up meanwhile means another round. Returns
+   * null when `pick` finds no placement.
+   */
+  async placeLocked(
+    tx: EntityManager,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize,
+    options: CapacityOptions,
+    pick: (hosts: SlotHost[]) => Placement | null,
+  ): Promise<Placement | null> {
+    for (let round = 0; round < 5; round++) {
+      const placement = pick(await this.capacity(tx, q, during, size, options));
+      if (placement === null) return null;
+      const ids = [...placement.keys()].sort((a, b) => a - b);
+      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+      const now = await this.capacity(tx, q, during, size, {
+        ownReservation: options.ownReservation,
+        exclude: options.exclude,
+        onlyHosts: ids,
+      });
+      const fits = ids.every(
+        (id) => (now.find((h) => h.id === id)?.free ?? 0) >= (placement.get(id) ?? 0),
+      );
+      if (fits) return placement;
+    }
+    return null;
+  }
+
   async hostNames(em: EntityManager, reservationId: string): Promise<string[]> {
     const { rows } = await sql<{ name: string }>(
       em,
@@ -145,12 +184,25 @@ export class SlotsRepository {
     during: Span,
   ): Promise<void> {
     await this.release(tx, reservationId);
+    await this.add(tx, reservationId, placement, size, during);
+  }
+
+  /** Adds `placement`'s slots; a host the reservation holds already takes them on. */
+  async add(
+    tx: EntityManager,
+    reservationId: string,
+    placement: Placement,
+    size: SlotSize,
+    during: Span,
+  ): Promise<void> {
     if (placement.size === 0) return;
     await sql(
       tx,
       `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
        SELECT gen_random_uuid(), $1, p.host, p.slots, $4, $5, $6, tstzrange($7, $8, '[)')
-         FROM unnest($2::int[], $3::int[]) AS p(host, slots)`,
+         FROM unnest($2::int[], $3::int[]) AS p(host, slots)
+       ON CONFLICT (reservation_id, host_id)
+       DO UPDATE SET slots = instance_allocations.slots + EXCLUDED.slots`,
       [
         reservationId,
         [...placement.keys()],

@@ -120,11 +120,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     }
   }
 
-  /**
-   * Picks hosts from one capacity query, locks them, and checks them again with a fresh
-   * statement: any transaction adding slots there held those locks until it committed,
-   * so the check sees it. A host that filled up meanwhile means another round.
-   */
+  /** Where the slots go: packed, affinity kept, the hosts it holds preferred. */
   private async place(
     tx: EntityManager,
     r: Reservation,
@@ -134,31 +130,25 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     const params = asInstanceParams(r.params);
     const q = await this.queries.build(tx, combine(params.resource_properties));
     const during = this.span(window);
-    for (let round = 0; round < 5; round++) {
-      const hosts = await this.slots.capacity(tx, q, during, params, {
+    const placement = await this.slots.placeLocked(
+      tx,
+      q,
+      during,
+      params,
+      {
         ownReservation: r.id,
         need: { amount: params.amount, oneHost: params.affinity === true },
         prefer: [...current.keys()],
-      });
-      const placement = pickSlots(hosts, params.amount, params.affinity, current);
-      if (placement === null) break;
-      const ids = [...placement.keys()].sort((a, b) => a - b);
-      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
-      const now = await this.slots.capacity(tx, q, during, params, {
-        ownReservation: r.id,
-        onlyHosts: ids,
-      });
-      const fits = ids.every(
-        (id) => (now.find((h) => h.id === id)?.free ?? 0) >= (placement.get(id) ?? 0),
-      );
-      if (fits) {
-        await this.slots.store(tx, r.id, placement, params, during);
-        return placement;
-      }
-    }
-    throw new NotEnoughHosts(
-      `: no room for ${params.amount} instance(s) of ${params.vcpus} vCPU, ${params.memory_mb} MB`,
+      },
+      (hosts) => pickSlots(hosts, params.amount, params.affinity, current),
     );
+    if (placement === null) {
+      throw new NotEnoughHosts(
+        `: no room for ${params.amount} instance(s) of ${params.vcpus} vCPU, ${params.memory_mb} MB`,
+      );
+    }
+    await this.slots.store(tx, r.id, placement, params, during);
+    return placement;
   }
 
   async release(tx: EntityManager, reservation: Reservation): Promise<void> {

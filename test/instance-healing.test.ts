@@ -1,0 +1,224 @@
+import { connect, createTestDatabase, TestDatabase } from './support/database.js';
+import { startApp, TestApp } from './support/app.js';
+import { addHosts, hostReservation } from './support/hosts.js';
+import { MemoryDriver } from './support/memory-driver.js';
+import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
+
+const HOUR = 3600_000;
+const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
+
+/** Hosts of 8 vCPU / 16 GB / 100 GB: two 4-vCPU slots each at ratio 1. */
+function slot(zone: string, values: Record<string, unknown> = {}) {
+  return {
+    resource_type: 'virtual:instance',
+    vcpus: 4,
+    memory_mb: 4096,
+    disk_gb: 10,
+    amount: 2,
+    affinity: null,
+    resource_properties: `["==", "$zone", "${zone}"]`,
+    ...values,
+  };
+}
+
+describe('instance slots on failing and leaving hosts', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  const driver = new MemoryDriver();
+  const tenant = { 'X-Project-Id': 'tenant-h', 'X-User-Id': 'u', 'X-Roles': 'member' };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startApp({ databaseUrl: db.url, env, driver });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  /** A lease of one instance reservation, starting now (and started) or later. */
+  async function lease(reservation: Record<string, unknown>, startsIn = 0) {
+    const start = t.clock.now().getTime() + startsIn;
+    const created = await t.http
+      .post('/v1/leases')
+      .set(tenant)
+      .send({
+        name: `l-${start}-${Math.random()}`,
+        start_date: startsIn === 0 ? 'now' : new Date(start).toISOString(),
+        end_date: new Date(start + 2 * HOUR).toISOString(),
+        reservations: [reservation],
+      })
+      .expect(201);
+    await t.settle();
+    return {
+      leaseId: created.body.lease.id as string,
+      rid: created.body.lease.reservations[0].id as string,
+    };
+  }
+
+  async function slotsOf(rid: string): Promise<Record<string, number>> {
+    const client = await connect(db.url);
+    try {
+      const { rows } = await client.query(
+        `SELECT h.hypervisor_hostname AS host, a.slots FROM instance_allocations a
+           JOIN hosts h ON h.id = a.host_id WHERE a.reservation_id = $1 ORDER BY 1`,
+        [rid],
+      );
+      return Object.fromEntries(rows.map((r) => [r.host, r.slots]));
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function hostId(name: string): Promise<string> {
+    const hosts = (await t.http.get('/v1/os-hosts').expect(200)).body.hosts as {
+      id: string;
+      hypervisor_hostname: string;
+    }[];
+    return hosts.find((h) => h.hypervisor_hostname === name)?.id as string;
+  }
+
+  const setReservable = async (name: string, reservable: boolean) =>
+    t.http
+      .put(`/v1/os-hosts/${await hostId(name)}`)
+      .send({ reservable })
+      .expect(200);
+
+  async function flags(leaseId: string) {
+    const shown = (await t.http.get(`/v1/leases/${leaseId}`).set(tenant).expect(200)).body.lease;
+    return {
+      degraded: shown.degraded,
+      missing: shown.reservations[0].missing_resources,
+      changed: shown.reservations[0].resources_changed,
+    };
+  }
+
+  it('should move the slots of a failed host, follow in the pool, and flag what cannot move', async () => {
+    t.clock.set(new Date('2042-01-01T00:00:00Z'));
+    await addHosts(t.http, ['sh-1', 'sh-2'], () => ({ zone: 'sh' }));
+    const { leaseId, rid } = await lease(slot('sh'));
+    expect(await slotsOf(rid)).toEqual({ 'sh-1': 2 });
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['sh-1']));
+    const claim = await t.http
+      .post(`/v1/reservations/${rid}/claims`)
+      .set(tenant)
+      .send({ server_id: 'vm-on-sh-1' })
+      .expect(201);
+    expect(claim.body.claim.host).toBe('sh-1');
+
+    // sh-1 fails: both slots go to sh-2, the aggregate follows, the claim there goes
+    await setReservable('sh-1', false);
+    expect(await slotsOf(rid)).toEqual({ 'sh-2': 2 });
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['sh-2']));
+    expect(await flags(leaseId)).toEqual({ degraded: false, missing: false, changed: true });
+    const shown = (await t.http.get(`/v1/leases/${leaseId}`).set(tenant)).body.lease;
+    expect(shown.reservations[0].claims).toEqual([]);
+
+    // sh-2 fails too, with nowhere to go: the slots stay, flagged
+    await setReservable('sh-2', false);
+    expect(await slotsOf(rid)).toEqual({ 'sh-2': 2 });
+    expect(await flags(leaseId)).toMatchObject({ degraded: true, missing: true });
+
+    // sh-1 comes back: the periodic heal moves them there and clears the flags
+    await setReservable('sh-1', true);
+    await t.app.get(PoolsMaintenance).run();
+    expect(await slotsOf(rid)).toEqual({ 'sh-1': 2 });
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['sh-1']));
+    expect(await flags(leaseId)).toMatchObject({ degraded: false, missing: false });
+  });
+
+  it('should keep affinity when slots move: apart stays apart, together stays together', async () => {
+    t.clock.set(new Date('2042-02-01T00:00:00Z'));
+    await addHosts(t.http, ['af-1', 'af-2', 'af-3', 'af-4'], () => ({ zone: 'af' }));
+    // af-1 half full with someone else's slot, so the group needing two together skips it
+    await lease(slot('af', { amount: 1 }));
+    const apart = await lease(slot('af', { affinity: false }));
+    const together = await lease(slot('af', { affinity: true }));
+    const apartHosts = Object.keys(await slotsOf(apart.rid));
+    expect(apartHosts).toHaveLength(2);
+    const [togetherHost] = Object.keys(await slotsOf(together.rid));
+
+    // one host of the spread reservation fails: its slot moves to a host the reservation
+    // does not use yet
+    const failed = apartHosts.find((h) => h !== 'af-1') as string;
+    await setReservable(failed, false);
+    const after = await slotsOf(apart.rid);
+    expect(Object.values(after)).toEqual([1, 1]);
+    expect(Object.keys(after)).not.toContain(failed);
+
+    // the host of the grouped reservation fails: no other host has two slots free
+    await setReservable(togetherHost, false);
+    expect(await slotsOf(together.rid)).toEqual({ [togetherHost]: 2 });
+    expect(await flags(together.leaseId)).toMatchObject({ missing: true, degraded: true });
+    await setReservable(failed, true);
+    await setReservable(togetherHost, true);
+    await t.app.get(PoolsMaintenance).run();
+    expect(await flags(together.leaseId)).toMatchObject({ missing: false, degraded: false });
+  });
+
+  it('should refuse to delete a host with slots and move its slots when it joins the shared pool', async () => {
+    t.clock.set(new Date('2042-03-01T00:00:00Z'));
+    await addHosts(t.http, ['mv-1', 'mv-2'], () => ({ zone: 'mv' }));
+    const { rid } = await lease(slot('mv'), 24 * HOUR);
+    expect(await slotsOf(rid)).toEqual({ 'mv-1': 2 });
+    const refused = await t.http.delete(`/v1/os-hosts/${await hostId('mv-1')}`).expect(409);
+    expect(refused.body.error_name).toBe('CantDeleteHost');
+
+    await t.http
+      .put(`/v1/os-hosts/${await hostId('mv-1')}/pool`)
+      .send({ pool: 'shared' })
+      .expect(200);
+    expect(await slotsOf(rid)).toEqual({ 'mv-2': 2 });
+    // nowhere left for them: mv-2 stays in the reservation pool
+    const stuck = await t.http
+      .put(`/v1/os-hosts/${await hostId('mv-2')}/pool`)
+      .send({ pool: 'shared' })
+      .expect(409);
+    expect(stuck.body.error_name).toBe('HostInUse');
+    expect(await slotsOf(rid)).toEqual({ 'mv-2': 2 });
+  });
+
+  it('should count hosts carrying slots as taken in the availability search and the capacity plan', async () => {
+    t.clock.set(new Date('2042-04-01T00:00:00Z'));
+    await addHosts(t.http, ['av-1', 'av-2'], () => ({ zone: 'av' }));
+    const cap = encodeURIComponent('["==", "$zone", "av"]');
+    await t.http
+      .post('/v1/leases')
+      .set(tenant)
+      .send({
+        name: 'av',
+        start_date: '2042-04-02 00:00',
+        end_date: '2042-04-03 00:00',
+        reservations: [slot('av', { amount: 1 })],
+      })
+      .expect(201);
+    const avail = await t.http
+      .get(
+        `/v1/os-hosts/availability?count=2&duration=12h&start=2042-04-01%2018:00&resource_properties=${cap}`,
+      )
+      .expect(200);
+    expect(avail.body.availability[0]).toMatchObject({
+      start_date: '2042-04-03T00:00:00.000000',
+      free_hosts: 2,
+    });
+    const plan = await t.http
+      .get(
+        `/v1/os-hosts/capacity?start=2042-04-01%2000:00&end=2042-04-04%2000:00&step=1d&resource_properties=${cap}`,
+      )
+      .expect(200);
+    expect(plan.body.capacity.map((c: { reserved: number }) => c.reserved)).toEqual([0, 1, 0]);
+    // and a whole-host reservation over the slot's day takes the other host only
+    await t.http
+      .post('/v1/leases')
+      .set(tenant)
+      .send({
+        name: 'av-whole',
+        start_date: '2042-04-02 00:00',
+        end_date: '2042-04-03 00:00',
+        reservations: [
+          hostReservation({ min: 2, max: 2, resource_properties: '["==", "$zone", "av"]' }),
+        ],
+      })
+      .expect(409);
+  });
+});
