@@ -28,6 +28,7 @@ import type { ComputeDriver } from './compute/compute-driver.js';
 import { BuiltinDriver } from './compute/builtin.driver.js';
 import { KeystoneClient } from './compute/keystone.client.js';
 import { NovaDriver } from './compute/nova.driver.js';
+import { KEYSTONE, TrustsService } from './compute/trusts.service.js';
 import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
 
@@ -92,6 +93,8 @@ export class AppModule {
       { provide: DataSource, useValue: options.database.dataSource },
       { provide: Clock, useValue: options.clock },
       { provide: AuthStrategy, useValue: authStrategy(options.config, keystone) },
+      { provide: KEYSTONE, useValue: keystone },
+      TrustsService,
       DatabaseCloser,
     ];
     return {

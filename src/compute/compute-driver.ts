@@ -55,11 +55,14 @@ export interface ComputeDriver {
   deleteFlavor(id: string): Promise<void>;
   grantFlavorAccess(id: string, projectId: string): Promise<void>;
   revokeFlavorAccess(id: string, projectId: string): Promise<void>;
-  /** Returns the group's id; the same name again returns the same group. */
+  /**
+   * Returns the group's id; the same name again returns the same group. With a trust
+   * the group is made as the tenant, in its project, so that its servers may join it.
+   */
   ensureServerGroup(
     name: string,
     policy: 'affinity' | 'anti-affinity',
-    projectId: string,
+    owner: { projectId: string; trustId: string | null },
   ): Promise<string>;
   deleteServerGroup(id: string): Promise<void>;
   /** Servers built with a flavor (all projects). */

@@ -32,9 +32,17 @@ interface TokenBody {
 
 export class KeystoneError extends Error {}
 
-/** Renews the service token a minute before it expires. */
+interface Session {
+  token: string;
+  userId: string;
+  expiresAt: Date;
+  catalog: CatalogEntry[];
+}
+
+/** Renews the service token, and tokens of trusts, a minute before they expire. */
 export class KeystoneClient {
-  private service: { token: string; expiresAt: Date; catalog: CatalogEntry[] } | null = null;
+  private service: Session | null = null;
+  private readonly trusts = new Map<string, Session>();
 
   constructor(private readonly config: KeystoneConfig) {}
 
@@ -68,10 +76,65 @@ export class KeystoneClient {
     };
   }
 
-  private async session(): Promise<{ token: string; expiresAt: Date; catalog: CatalogEntry[] }> {
-    if (this.service !== null && this.service.expiresAt.getTime() - Date.now() > 60_000)
-      return this.service;
-    const { url, username, password, project, domain } = this.config;
+  /**
+   * A trust from the caller to Climate's service user in the caller's project, with the
+   * caller's roles, so that Climate can later act as the caller (impersonation).
+   */
+  async createTrust(
+    userToken: string,
+    caller: { userId: string; projectId: string; roles: string[] },
+  ): Promise<string> {
+    const res = await fetch(`${this.config.url}/OS-TRUST/trusts`, {
+      method: 'POST',
+      headers: { 'X-Auth-Token': userToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        trust: {
+          trustor_user_id: caller.userId,
+          trustee_user_id: (await this.session()).userId,
+          project_id: caller.projectId,
+          impersonation: true,
+          roles: caller.roles.map((name) => ({ name })),
+        },
+      }),
+    });
+    if (!res.ok) throw new KeystoneError(`Keystone refused a trust (${res.status})`);
+    return ((await res.json()) as { trust: { id: string } }).trust.id;
+  }
+
+  /** A token of the trustor, in the trust's project. */
+  async trustToken(trustId: string): Promise<string> {
+    const cached = this.trusts.get(trustId);
+    if (cached !== undefined && fresh(cached)) return cached.token;
+    const session = await this.authenticate({ 'OS-TRUST:trust': { id: trustId } });
+    if (this.trusts.size > 1000) this.trusts.clear();
+    this.trusts.set(trustId, session);
+    return session.token;
+  }
+
+  /** Removes a trust; one that is gone already is fine. */
+  async deleteTrust(trustId: string): Promise<void> {
+    this.trusts.delete(trustId);
+    const res = await fetch(`${this.config.url}/OS-TRUST/trusts/${encodeURIComponent(trustId)}`, {
+      method: 'DELETE',
+      headers: { 'X-Auth-Token': await this.serviceToken() },
+    });
+    if (!res.ok && res.status !== 404) {
+      throw new KeystoneError(`Keystone refused to delete trust ${trustId} (${res.status})`);
+    }
+  }
+
+  private async session(): Promise<Session> {
+    if (this.service !== null && fresh(this.service)) return this.service;
+    const { project, domain } = this.config;
+    this.service = await this.authenticate({
+      project: { name: project, domain: { name: domain } },
+    });
+    return this.service;
+  }
+
+  /** Climate's service credentials, scoped as asked. */
+  private async authenticate(scope: Record<string, unknown>): Promise<Session> {
+    const { url, username, password, domain } = this.config;
     const res = await fetch(`${url}/auth/tokens`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -81,7 +144,7 @@ export class KeystoneClient {
             methods: ['password'],
             password: { user: { name: username, domain: { name: domain }, password } },
           },
-          scope: { project: { name: project, domain: { name: domain } } },
+          scope,
         },
       }),
     });
@@ -92,11 +155,15 @@ export class KeystoneClient {
       );
     }
     const body = (await res.json()) as TokenBody;
-    this.service = {
+    return {
       token,
+      userId: body.token.user.id,
       expiresAt: new Date(body.token.expires_at),
       catalog: body.token.catalog ?? [],
     };
-    return this.service;
   }
+}
+
+function fresh(session: Session): boolean {
+  return session.expiresAt.getTime() - Date.now() > 60_000;
 }

@@ -195,15 +195,28 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
-  async ensureServerGroup(name: string, policy: 'affinity' | 'anti-affinity'): Promise<string> {
+  async ensureServerGroup(
+    name: string,
+    policy: 'affinity' | 'anti-affinity',
+    owner: { projectId: string; trustId: string | null },
+  ): Promise<string> {
     const { server_groups: groups } = await this.call<{
-      server_groups: { id: string; name: string }[];
+      server_groups: { id: string; name: string; project_id: string }[];
     }>('GET', '/os-server-groups?all_projects=True');
-    const found = groups.find((g) => g.name === name);
+    const found = groups.find(
+      (g) => g.name === name && (owner.trustId === null || g.project_id === owner.projectId),
+    );
     if (found) return found.id;
-    const made = await this.call<{ server_group: { id: string } }>('POST', '/os-server-groups', {
-      server_group: { name, policy },
-    });
+    const token =
+      owner.trustId === null ? undefined : await this.keystone.trustToken(owner.trustId);
+    const made = await this.call<{ server_group: { id: string } }>(
+      'POST',
+      '/os-server-groups',
+      { server_group: { name, policy } },
+      [],
+      undefined,
+      token,
+    );
     return made.server_group.id;
   }
 
@@ -298,19 +311,23 @@ export class NovaDriver implements ComputeDriver {
       : { ...found, hosts: found.hosts ?? [], metadata: found.metadata ?? {} };
   }
 
-  /** One Nova call; statuses in `tolerated` (already there, already gone) are not errors. */
+  /**
+   * One Nova call, with the service token unless another is given; statuses in
+   * `tolerated` (already there, already gone) are not errors.
+   */
   private async call<T>(
     method: string,
     path: string,
     body?: unknown,
     tolerated: number[] = [],
     version = '2.79',
+    token?: string,
   ): Promise<T> {
     const base = this.novaUrl ?? (await this.keystone.endpoint('compute'));
     const res = await fetch(`${base}${path}`, {
       method,
       headers: {
-        'X-Auth-Token': await this.keystone.serviceToken(),
+        'X-Auth-Token': token ?? (await this.keystone.serviceToken()),
         'X-OpenStack-Nova-API-Version': version,
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },

@@ -9,6 +9,7 @@ import { InvalidInput, InvalidStatus, PreconditionFailed } from '../common/error
 import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
+import { TrustsService } from '../compute/trusts.service.js';
 import { withTransaction } from '../database/transaction.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EventType } from '../events/event-status.js';
@@ -47,6 +48,7 @@ export class LeasesService {
     private readonly plugins: PluginRegistry,
     private readonly actions: ReservationActions,
     private readonly updater: LeaseUpdater,
+    private readonly trusts: TrustsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -107,7 +109,33 @@ export class LeasesService {
     const planned = await Promise.all(
       (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
     );
+    const trustId = planned.some((p) => this.plugins.get(p.type).actsAsUser)
+      ? await this.trusts.create(caller)
+      : null;
+    try {
+      const result = await this.insert(caller, dto, planned, { ...window, beforeEnd }, trustId, {
+        now,
+        idempotencyKey,
+      });
+      if (result.replayed) await this.trusts.delete(trustId);
+      return result;
+    } catch (error) {
+      await this.trusts.delete(trustId);
+      throw error;
+    }
+  }
 
+  /** The lease, its reservations (allocated by their plugins) and events, in one go. */
+  private insert(
+    caller: Identity,
+    dto: CreateLeaseDto,
+    planned: PlannedReservation[],
+    times: { start: Date; end: Date; beforeEnd: Date | null },
+    trustId: string | null,
+    { now, idempotencyKey }: { now: Date; idempotencyKey?: string },
+  ): Promise<CreateResult> {
+    const { start, end, beforeEnd } = times;
+    const window = { start, end };
     return withTransaction(this.dataSource, async (tx) => {
       if (idempotencyKey !== undefined) {
         const replay = await claimKey(tx, caller.projectId, idempotencyKey, requestHash(dto), now);
@@ -125,7 +153,7 @@ export class LeasesService {
         status: 'PENDING',
         degraded: false,
         version: 1,
-        trustId: null,
+        trustId,
         createdAt: now,
         updatedAt: null,
       });
@@ -148,12 +176,12 @@ export class LeasesService {
         await this.plugins.get(p.type).reserve(tx, reservation, window);
         reservations.push(reservation);
       }
-      const times: [EventType, Date | null][] = [
+      const eventTimes: [EventType, Date | null][] = [
         ['start_lease', start],
         ['end_lease', end],
         ['before_end_lease', beforeEnd],
       ];
-      const events = times
+      const events = eventTimes
         .filter((e): e is [EventType, Date] => e[1] !== null)
         .map(([type, time]) => this.newEvent(lease.id, type, time, now));
       await tx.insert(LeaseEvent, events);

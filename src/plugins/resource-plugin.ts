@@ -28,6 +28,12 @@ export interface ResourcePlugin {
   readonly resourceType: string;
 
   /**
+   * Its actions create things in the tenant's own project (with Keystone, the lease
+   * then gets a trust from the caller when it is created).
+   */
+  readonly actsAsUser?: boolean;
+
+  /**
    * Checks a reservation request from the API and returns its typed parameters.
    * Throws an InvalidInput (400) on bad input. Writes nothing (it may read, e.g. the
    * compute service).

@@ -9,6 +9,8 @@ import { PoolsRepository } from './pools.repository.js';
 export interface SlotReservation {
   id: string;
   projectId: string;
+  /** Acts in the tenant's project (Keystone trust), when the lease has one. */
+  trustId: string | null;
   vcpus: number;
   memoryMb: number;
   diskGb: number;
@@ -39,7 +41,7 @@ export class InstancePool {
           (await this.driver.ensureServerGroup(
             `reservation:${r.id}`,
             r.affinity ? 'affinity' : 'anti-affinity',
-            r.projectId,
+            { projectId: r.projectId, trustId: r.trustId },
           )));
     const metadata: Record<string, string> = {
       reservation: r.id,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
+import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
@@ -19,6 +20,7 @@ export class ReservationActions {
   constructor(
     private readonly dataSource: DataSource,
     private readonly plugins: PluginRegistry,
+    private readonly trusts: TrustsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -63,7 +65,10 @@ export class ReservationActions {
     }
   }
 
-  /** Takes back what started reservations hold, then frees every allocation. */
+  /**
+   * Takes back what started reservations hold, then frees every allocation; the
+   * lease's trust goes last.
+   */
   async end(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status !== 'deleted')) {
       const plugin = this.plugins.get(r.resourceType);
@@ -79,5 +84,6 @@ export class ReservationActions {
         );
       });
     }
+    await this.trusts.delete(lease.trustId);
   }
 }

@@ -116,6 +116,7 @@ async function boot(
   name: string,
   flavor: string,
   zone?: string,
+  hints?: Record<string, string>,
 ): Promise<{ id: string; status: string; host: string | null }> {
   const images = await fetch('http://127.0.0.1:9292/v2/images?name=tiny', {
     headers: { 'X-Auth-Token': adminToken },
@@ -129,6 +130,7 @@ async function boot(
       networks: 'none',
       ...(zone ? { availability_zone: zone } : {}),
     },
+    ...(hints ? { 'os:scheduler_hints': hints } : {}),
   })) as {
     server?: { id: string };
   };
@@ -373,6 +375,59 @@ describe('Climate on Keystone and Nova', () => {
     expect((await nova(admin, `/flavors/${reservationId}`)).flavor).toBeUndefined();
     expect((await aggregates()).find((a) => a.name === reservationId)).toBeUndefined();
     expect(await gone(admin, server.id)).toBe(true);
+  });
+
+  it('should make the server group in the tenant project so that its boots spread over the slots', async () => {
+    const lease = await aliceLease('alice-apart', {
+      resource_type: 'virtual:instance',
+      vcpus: 1,
+      memory_mb: 256,
+      disk_gb: 1,
+      amount: 2,
+      affinity: false,
+      resource_properties: '',
+    });
+    const trustId = lease.body.lease.trust_id as string;
+    expect(trustId).toMatch(/^[0-9a-f]{32}$/);
+    await t.settle();
+    const shown = (
+      await http.get(`/v1/leases/${lease.body.lease.id}`).set('X-Auth-Token', alice.token)
+    ).body.lease.reservations[0];
+    const group = (
+      (await novaAs(alice.token, 'GET', `/os-server-groups/${shown.server_group_id}`)) as {
+        server_group?: { name: string; policy: string; project_id: string };
+      }
+    ).server_group;
+    expect(group).toMatchObject({
+      name: `reservation:${shown.id}`,
+      policy: 'anti-affinity',
+      project_id: alice.projectId,
+    });
+    // the tenant boots into its group with the reservation flavor: one server per slot host
+    const servers = [];
+    for (let i = 0; i < 2; i++) {
+      servers.push(
+        await boot(alice.token, admin, `alice-apart-${i}`, shown.id, undefined, {
+          group: shown.server_group_id,
+        }),
+      );
+    }
+    expect(servers.map((s) => s.status)).toEqual(['ACTIVE', 'ACTIVE']);
+    const pool = (await aggregates()).find((a) => a.name === shown.id);
+    expect(new Set(servers.map((s) => s.host)).size).toBe(2);
+    for (const s of servers) expect(pool?.hosts).toContain(s.host);
+
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
+    for (const s of servers) expect(await gone(admin, s.id)).toBe(true);
+    const after = await fetch(`${NOVA}/os-server-groups/${shown.server_group_id}`, {
+      headers: { 'X-Auth-Token': admin },
+    });
+    expect(after.status).toBe(404);
+    const trust = await fetch(`${KS}/OS-TRUST/trusts/${trustId}`, {
+      headers: { 'X-Auth-Token': admin },
+    });
+    expect(trust.status).toBe(404);
   });
 
   it('should reserve a shelved server and unshelve it onto its slot when the lease starts', async () => {

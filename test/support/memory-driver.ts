@@ -38,7 +38,10 @@ export class MemoryDriver implements ComputeDriver {
     this.pools.get(pool)?.hosts.delete(host);
   }
   readonly flavors = new Map<string, FlavorSpec & { access: Set<string> }>();
-  readonly groups = new Map<string, { name: string; policy: string }>();
+  readonly groups = new Map<
+    string,
+    { name: string; policy: string; projectId?: string; trustId?: string | null }
+  >();
 
   async ensureFlavor(flavor: FlavorSpec): Promise<void> {
     if (!this.flavors.has(flavor.id)) this.flavors.set(flavor.id, { ...flavor, access: new Set() });
@@ -52,11 +55,15 @@ export class MemoryDriver implements ComputeDriver {
   async revokeFlavorAccess(id: string, projectId: string): Promise<void> {
     this.flavors.get(id)?.access.delete(projectId);
   }
-  async ensureServerGroup(name: string, policy: 'affinity' | 'anti-affinity'): Promise<string> {
+  async ensureServerGroup(
+    name: string,
+    policy: 'affinity' | 'anti-affinity',
+    owner: { projectId: string; trustId: string | null },
+  ): Promise<string> {
     const found = [...this.groups].find(([, g]) => g.name === name);
     if (found) return found[0];
     const id = `group-${this.groups.size + 1}`;
-    this.groups.set(id, { name, policy });
+    this.groups.set(id, { name, policy, ...owner });
     return id;
   }
   async deleteServerGroup(id: string): Promise<void> {

@@ -4,6 +4,8 @@ export interface Identity {
   projectId: string;
   roles: string[];
   isAdmin: boolean;
+  /** The caller's Keystone token (keystone auth only), to make a trust from. */
+  token?: string;
 }
 
 export function makeIdentity(userId: string, projectId: string, roles: string[]): Identity {

@@ -17,7 +17,7 @@ export class KeystoneStrategy extends AuthStrategy {
     if (hit !== undefined && hit.expiresAt > Date.now()) return hit.identity;
     const info = await this.keystone.validate(token);
     if (info === null) throw new Unauthorized();
-    const identity = makeIdentity(info.userId, info.projectId, info.roles);
+    const identity = { ...makeIdentity(info.userId, info.projectId, info.roles), token };
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(token, { identity, expiresAt: info.expiresAt.getTime() });
     return identity;

@@ -25,6 +25,8 @@ import { pickSlots, Placement } from './pick-slots.js';
 @Injectable()
 export class VirtualInstancePlugin implements ResourcePlugin {
   readonly resourceType = 'virtual:instance';
+  /** Its server group belongs to the tenant, or the tenant could not boot into it. */
+  readonly actsAsUser = true;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -227,6 +229,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     return {
       id: r.id,
       projectId: lease.projectId,
+      trustId: lease.trustId,
       vcpus: p.vcpus,
       memoryMb: p.memory_mb,
       diskGb: p.disk_gb,
