@@ -200,7 +200,7 @@ describe('the real blazar and openstack clients', () => {
       '--end-date',
       end,
       '--reservation',
-      'resource_type=virtual:instance,vcpus=2,memory_mb=4096,disk_gb=20,amount=3,affinity=False,resource_properties=["==", "$tier", "slots"]',
+      'resource_type=virtual:instance,vcpus=2,memory_mb=4096,disk_gb=20,amount=3,affinity=False',
       'cli-slots',
     );
     expect(created.code).toBe(0);
@@ -217,6 +217,12 @@ describe('the real blazar and openstack clients', () => {
       disk_gb: 20,
       amount: 3,
       affinity: false,
+      resource_properties: '',
     });
+    // affinity=False: three slots on three different hosts
+    const allocations = (
+      await t.http.get(`/v1/os-hosts/allocations?reservation_id=${lease.reservations[0].id}`)
+    ).body.allocations as { resource_id: string; reservations: unknown[] }[];
+    expect(allocations.filter((a) => a.reservations.length > 0)).toHaveLength(3);
   });
 });

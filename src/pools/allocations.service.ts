@@ -8,7 +8,7 @@ import { parseDuration } from '../common/durations.js';
 import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
-import { AllocationsRepository } from './allocations.repository.js';
+import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
 import { combine, HostQueryBuilder } from './host-query.js';
 
 export interface AllocationFilter {
@@ -50,7 +50,8 @@ export class AllocationsService {
   ) {}
 
   /**
-   * One entry per host, with the reservations on it. Without filters: current and
+   * One entry per host, with the reservations on it (whole-host and instance slots, as
+   * Blazar lists both). Without filters: current and
    * future ones; `lease_id` / `reservation_id` drop that bound; `start`/`end` set a window.
    */
   async list(filter: AllocationFilter): Promise<JsonObject[]> {
@@ -70,7 +71,7 @@ export class AllocationsService {
          FROM hosts h
          LEFT JOIN (
            SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at
-             FROM host_allocations a
+             FROM ${HOST_USAGE} a
              JOIN reservations r ON r.id = a.reservation_id
              JOIN leases l ON l.id = r.lease_id
             WHERE ($1::uuid IS NULL OR l.id = $1)
