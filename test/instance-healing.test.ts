@@ -1,6 +1,6 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
-import { addHosts, hostReservation } from './support/hosts.js';
+import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
 import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
 
@@ -8,18 +8,8 @@ const HOUR = 3600_000;
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
 
 /** Hosts of 8 vCPU / 16 GB / 100 GB: two 4-vCPU slots each at ratio 1. */
-function slot(zone: string, values: Record<string, unknown> = {}) {
-  return {
-    resource_type: 'virtual:instance',
-    vcpus: 4,
-    memory_mb: 4096,
-    disk_gb: 10,
-    amount: 2,
-    affinity: null,
-    resource_properties: `["==", "$zone", "${zone}"]`,
-    ...values,
-  };
-}
+const slot = (zone: string, values: Record<string, unknown> = {}) =>
+  slotReservation(zone, { amount: 2, ...values });
 
 describe('instance slots on failing and leaving hosts', () => {
   let db: TestDatabase;

@@ -1,24 +1,13 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
-import { addHosts, hostReservation } from './support/hosts.js';
+import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
 
 const HOUR = 3600_000;
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
 
 /** Hosts of 8 vCPU / 16 GB / 100 GB: two 4-vCPU slots each at ratio 1. */
-function slot(zone: string, values: Record<string, unknown> = {}) {
-  return {
-    resource_type: 'virtual:instance',
-    vcpus: 4,
-    memory_mb: 4096,
-    disk_gb: 10,
-    amount: 1,
-    affinity: null,
-    resource_properties: `["==", "$zone", "${zone}"]`,
-    ...values,
-  };
-}
+const slot = slotReservation;
 
 describe('virtual:instance reservations', () => {
   let db: TestDatabase;
@@ -239,7 +228,13 @@ describe('virtual:instance reservations', () => {
       },
     });
     expect([...(driver.flavors.get(rid)?.access ?? [])]).toEqual(['tenant-x']);
-    expect(driver.groups.get(shown.server_group_id)?.policy).toBe('anti-affinity');
+    // no Keystone here: no trust, the group is made for the project by Climate itself
+    expect(driver.groups.get(shown.server_group_id)).toMatchObject({
+      policy: 'anti-affinity',
+      projectId: 'tenant-x',
+      trustId: null,
+    });
+    expect(created.body.lease.trust_id).toBeNull();
     expect(driver.pools.get(rid)?.spec?.metadata).toMatchObject({
       reservation: rid,
       filter_tenant_id: 'tenant-x',

@@ -195,6 +195,47 @@ describe('pools, the scheduler filter and healing', () => {
     expect(await pool('rc-1')).toBe('freepool');
   });
 
+  it('should count a host once per step it is reserved in, at exact step bounds', async () => {
+    t.clock.set(new Date('2034-06-20T00:00:00Z'));
+    await addHosts(t.http, ['cp-1', 'cp-2', 'cp-3'], () => ({ zone: 'cp' }));
+    const on = async (host: string, start: string, end: string) =>
+      t.http
+        .post('/v1/leases')
+        .send({
+          name: `cp-${host}-${start}`,
+          start_date: start,
+          end_date: end,
+          reservations: [
+            hostReservation({ hypervisor_properties: `["==", "$hypervisor_hostname", "${host}"]` }),
+          ],
+        })
+        .expect(201);
+    await on('cp-1', '2034-07-01 02:00', '2034-07-01 04:00'); // two in one day: one host
+    await on('cp-1', '2034-07-01 06:00', '2034-07-01 08:00');
+    await on('cp-2', '2034-07-01 12:00', '2034-07-02 00:00'); // ends on the step bound
+    await on('cp-3', '2034-06-30 20:00', '2034-07-01 00:00'); // ends where the plan starts
+    await on('cp-3', '2034-07-03 06:00', '2034-07-03 07:00'); // in the short last step
+    const cap = encodeURIComponent('["==", "$zone", "cp"]');
+    const plan = await t.http
+      .get(
+        `/v1/os-hosts/capacity?start=2034-07-01%2000:00&end=2034-07-03%2012:00&step=1d&resource_properties=${cap}`,
+      )
+      .expect(200);
+    expect(
+      plan.body.capacity.map((c: Record<string, unknown>) => [
+        c.start_date,
+        c.end_date,
+        c.total,
+        c.reserved,
+        c.free,
+      ]),
+    ).toEqual([
+      ['2034-07-01T00:00:00.000000', '2034-07-02T00:00:00.000000', 3, 2, 1],
+      ['2034-07-02T00:00:00.000000', '2034-07-03T00:00:00.000000', 3, 0, 3],
+      ['2034-07-03T00:00:00.000000', '2034-07-03T12:00:00.000000', 3, 1, 2],
+    ]);
+  });
+
   it('should plan capacity per step and find the earliest windows with enough free hosts', async () => {
     t.clock.set(new Date('2034-06-01T00:00:00Z'));
     await addHosts(t.http, ['cap-1', 'cap-2'], () => ({ zone: 'cap' }));

@@ -241,6 +241,18 @@ describe('Climate on Keystone and Nova', () => {
       })
       .expect(201);
 
+  /** An instance reservation of small slots, anywhere. */
+  const smallSlots = (values: Record<string, unknown>) => ({
+    resource_type: 'virtual:instance',
+    vcpus: 1,
+    memory_mb: 256,
+    disk_gb: 1,
+    amount: 1,
+    affinity: null,
+    resource_properties: '',
+    ...values,
+  });
+
   const aggregates = async () =>
     (await nova(admin, '/os-aggregates')).aggregates as {
       name: string;
@@ -331,15 +343,7 @@ describe('Climate on Keystone and Nova', () => {
   });
 
   it('should make the reservation flavor with its access for an instance lease and remove it at the end', async () => {
-    const lease = await aliceLease('alice-slots', {
-      resource_type: 'virtual:instance',
-      vcpus: 1,
-      memory_mb: 512,
-      disk_gb: 1,
-      amount: 2,
-      affinity: null,
-      resource_properties: '',
-    });
+    const lease = await aliceLease('alice-slots', smallSlots({ memory_mb: 512, amount: 2 }));
     const reservationId = lease.body.lease.reservations[0].id as string;
     await t.settle();
     const flavor = (await nova(admin, `/flavors/${reservationId}`)).flavor as {
@@ -378,15 +382,7 @@ describe('Climate on Keystone and Nova', () => {
   });
 
   it('should make the server group in the tenant project so that its boots spread over the slots', async () => {
-    const lease = await aliceLease('alice-apart', {
-      resource_type: 'virtual:instance',
-      vcpus: 1,
-      memory_mb: 256,
-      disk_gb: 1,
-      amount: 2,
-      affinity: false,
-      resource_properties: '',
-    });
+    const lease = await aliceLease('alice-apart', smallSlots({ amount: 2, affinity: false }));
     const trustId = lease.body.lease.trust_id as string;
     expect(trustId).toMatch(/^[0-9a-f]{32}$/);
     await t.settle();
@@ -482,15 +478,7 @@ describe('Climate on Keystone and Nova', () => {
 
     // an instance reservation: the flavor is made, then granting access fails
     driver.failNext.add('grantFlavorAccess');
-    const slots = await aliceLease('alice-retry-slots', {
-      resource_type: 'virtual:instance',
-      vcpus: 1,
-      memory_mb: 256,
-      disk_gb: 1,
-      amount: 1,
-      affinity: null,
-      resource_properties: '',
-    });
+    const slots = await aliceLease('alice-retry-slots', smallSlots({}));
     const slotId = slots.body.lease.reservations[0].id as string;
     // a host reservation: Climate's record moves the host, then Nova's add_host fails
     driver.failNext.add('addHost');

@@ -29,6 +29,23 @@ export function hostReservation(values: Record<string, unknown> = {}): Record<st
   };
 }
 
+/** Slots of 4 vCPU / 4 GB / 10 GB on hosts whose `zone` capability is `zone`. */
+export function slotReservation(
+  zone: string,
+  values: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    resource_type: 'virtual:instance',
+    vcpus: 4,
+    memory_mb: 4096,
+    disk_gb: 10,
+    amount: 1,
+    affinity: null,
+    resource_properties: `["==", "$zone", "${zone}"]`,
+    ...values,
+  };
+}
+
 export function names(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(3, '0')}`);
 }
