@@ -182,6 +182,41 @@ describe('pools, the scheduler filter and healing', () => {
     expect(await pool('heal-1')).toBe(reservationId);
   });
 
+  it('should hand hosts to the shared pool at the end unless another reservation holds them later', async () => {
+    t.clock.set(new Date('2034-04-15T00:00:00Z'));
+    await addHosts(t.http, ['sh-1', 'sh-2'], () => ({ zone: 'sh' }));
+    const { leaseId } = await startLease('p', 'sh', { min: 2, max: 2, on_end: 'shared' });
+    // a later lease already holds one of them
+    const later = await t.http
+      .post('/v1/leases')
+      .send({
+        name: 'sh-later',
+        start_date: new Date(t.clock.now().getTime() + 3 * HOUR).toISOString(),
+        end_date: new Date(t.clock.now().getTime() + 4 * HOUR).toISOString(),
+        reservations: [hostReservation({ resource_properties: '["==", "$zone", "sh"]' })],
+      })
+      .expect(201);
+    const client = await connect(db.url);
+    const held = (
+      await client.query(
+        `SELECT h.hypervisor_hostname AS name FROM host_allocations a JOIN hosts h ON h.id = a.host_id
+          WHERE a.reservation_id = $1`,
+        [later.body.lease.reservations[0].id],
+      )
+    ).rows[0].name as string;
+    await client.end();
+    t.clock.advance(2 * HOUR);
+    await t.settle();
+    expect((await t.http.get(`/v1/leases/${leaseId}`)).body.lease.status).toBe('TERMINATED');
+    const other = held === 'sh-1' ? 'sh-2' : 'sh-1';
+    expect(await pool(other)).toBe('shared');
+    expect(await pool(held)).toBe('freepool');
+    // and the later lease still has its host
+    t.clock.advance(HOUR);
+    await t.settle();
+    expect(await pool(held)).toBe(later.body.lease.reservations[0].id);
+  });
+
   it('should park hosts in the recycle pool at the end and release them after the grace period', async () => {
     t.clock.set(new Date('2034-05-01T00:00:00Z'));
     await addHosts(t.http, ['rc-1'], () => ({ zone: 'rc' }));

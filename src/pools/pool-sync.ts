@@ -6,7 +6,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import { HostMover } from './host-mover.js';
+import { HOST_USAGE } from './allocations.repository.js';
 import { PoolsRepository } from './pools.repository.js';
 
 export const FREEPOOL = 'freepool';
@@ -33,7 +33,6 @@ export class PoolSync {
   constructor(
     private readonly dataSource: DataSource,
     private readonly pools: PoolsRepository,
-    private readonly mover: HostMover,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -135,8 +134,7 @@ export class PoolSync {
         const target =
           onEnd === 'recycle'
             ? 'recycle'
-            : onEnd === 'shared' &&
-                (await this.mover.evacuate(tx, [id], now, reservationId)).length === 0
+            : onEnd === 'shared' && !(await this.heldLater(tx, id, now, reservationId))
               ? 'shared'
               : FREEPOOL;
         await this.pools.moveHosts(tx, [id], target, now);
@@ -203,6 +201,25 @@ export class PoolSync {
 
   private async allocated(em: EntityManager, reservationId: string): Promise<NamedHost[]> {
     return this.named(em, await this.allocatedIds(em, reservationId));
+  }
+
+  /**
+   * Whether other reservations hold the host now or later: then it stays in the
+   * reservation pool rather than join the shared one (their hosts are not moved).
+   */
+  private async heldLater(
+    tx: EntityManager,
+    hostId: number,
+    now: Date,
+    reservationId: string,
+  ): Promise<boolean> {
+    const { rows } = await sql(
+      tx,
+      `SELECT 1 FROM ${HOST_USAGE} a
+        WHERE a.host_id = $1 AND upper(a.during) > $2 AND a.reservation_id <> $3 LIMIT 1`,
+      [hostId, now, reservationId],
+    );
+    return rows.length > 0;
   }
 
   private async named(em: EntityManager, ids: number[]): Promise<NamedHost[]> {
