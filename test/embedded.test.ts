@@ -102,6 +102,13 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     expect(active.status).toBe('ACTIVE');
     expect(active.reservations[0].status).toBe('active');
     expect((await allocations(id)).map((a) => a.resource_id)).toEqual([h1.body.host.id]);
+    // the capacity plan's SQL (range_agg, window sums) runs on PGlite too
+    const plan = await http
+      .get('/v1/os-hosts/capacity?start=2041-06-01%2000:00&end=2041-06-02%2000:00&step=4h')
+      .expect(200);
+    expect(plan.body.capacity.map((c: { reserved: number }) => c.reserved)).toEqual([
+      1, 1, 0, 0, 0, 0,
+    ]);
     await shutdown();
 
     await boot();
