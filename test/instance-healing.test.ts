@@ -120,30 +120,87 @@ describe('instance slots on failing and leaving hosts', () => {
   it('should keep affinity when slots move: apart stays apart, together stays together', async () => {
     t.clock.set(new Date('2042-02-01T00:00:00Z'));
     await addHosts(t.http, ['af-1', 'af-2', 'af-3', 'af-4'], () => ({ zone: 'af' }));
-    // af-1 half full with someone else's slot, so the group needing two together skips it
-    await lease(slot('af', { amount: 1 }));
     const apart = await lease(slot('af', { affinity: false }));
     const together = await lease(slot('af', { affinity: true }));
-    const apartHosts = Object.keys(await slotsOf(apart.rid));
-    expect(apartHosts).toHaveLength(2);
-    const [togetherHost] = Object.keys(await slotsOf(together.rid));
+    expect(await slotsOf(apart.rid)).toEqual({ 'af-1': 1, 'af-2': 1 });
+    expect(await slotsOf(together.rid)).toEqual({ 'af-3': 2 });
 
-    // one host of the spread reservation fails: its slot moves to a host the reservation
-    // does not use yet
-    const failed = apartHosts.find((h) => h !== 'af-1') as string;
-    await setReservable(failed, false);
-    const after = await slotsOf(apart.rid);
-    expect(Object.values(after)).toEqual([1, 1]);
-    expect(Object.keys(after)).not.toContain(failed);
+    // af-2 fails: af-1 has room but already holds one of the spread slots, so af-4
+    await setReservable('af-2', false);
+    expect(await slotsOf(apart.rid)).toEqual({ 'af-1': 1, 'af-4': 1 });
 
-    // the host of the grouped reservation fails: no other host has two slots free
-    await setReservable(togetherHost, false);
-    expect(await slotsOf(together.rid)).toEqual({ [togetherHost]: 2 });
+    // af-3 fails: no host has two slots free together any more
+    await setReservable('af-3', false);
+    expect(await slotsOf(together.rid)).toEqual({ 'af-3': 2 });
     expect(await flags(together.leaseId)).toMatchObject({ missing: true, degraded: true });
-    await setReservable(failed, true);
-    await setReservable(togetherHost, true);
+    // af-2 is back: the periodic heal moves both slots there, together
+    await setReservable('af-2', true);
     await t.app.get(PoolsMaintenance).run();
+    expect(await slotsOf(together.rid)).toEqual({ 'af-2': 2 });
+    expect(driver.pools.get(together.rid)?.hosts).toEqual(new Set(['af-2']));
     expect(await flags(together.leaseId)).toMatchObject({ missing: false, degraded: false });
+  });
+
+  it('should bring the aggregate in line on a later heal when the compute service failed the first time', async () => {
+    t.clock.set(new Date('2042-02-15T00:00:00Z'));
+    await addHosts(t.http, ['rs-1', 'rs-2'], () => ({ zone: 'rs' }));
+    const { leaseId, rid } = await lease(slot('rs'));
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['rs-1']));
+    driver.failNext.add('addHost');
+    await setReservable('rs-1', false);
+    // Climate moved the slots; the compute service did not follow yet
+    expect(await slotsOf(rid)).toEqual({ 'rs-2': 2 });
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set());
+    await t.app.get(PoolsMaintenance).run();
+    expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['rs-2']));
+    expect(await flags(leaseId)).toMatchObject({ missing: false, changed: true });
+  });
+
+  it('should keep a host with claimed slots out of the shared pool', async () => {
+    t.clock.set(new Date('2042-02-20T00:00:00Z'));
+    await addHosts(t.http, ['cl-1', 'cl-2'], () => ({ zone: 'cl' }));
+    const { rid } = await lease(slot('cl'));
+    await t.http
+      .post(`/v1/reservations/${rid}/claims`)
+      .set(tenant)
+      .send({ server_id: 'vm-cl' })
+      .expect(201);
+    const refused = await t.http
+      .put(`/v1/os-hosts/${await hostId('cl-1')}/pool`)
+      .send({ pool: 'shared' })
+      .expect(409);
+    expect(refused.body).toMatchObject({ error_name: 'HostInUse' });
+    expect(refused.body.error_message).toContain(rid);
+    expect(await slotsOf(rid)).toEqual({ 'cl-1': 2 });
+    const shown = (await t.http.get(`/v1/os-hosts/${await hostId('cl-1')}`)).body.host;
+    expect(shown.pool).toBe('freepool');
+  });
+
+  it('should not share a host at the end of a host lease when slots are reserved on it later', async () => {
+    t.clock.set(new Date('2042-02-25T00:00:00Z'));
+    await addHosts(t.http, ['os-1'], () => ({ zone: 'os' }));
+    const whole = await t.http
+      .post('/v1/leases')
+      .send({
+        name: 'os-whole',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + HOUR).toISOString(),
+        reservations: [
+          hostReservation({ resource_properties: '["==", "$zone", "os"]', on_end: 'shared' }),
+        ],
+      })
+      .expect(201);
+    await t.settle();
+    const later = await lease(slot('os'), 2 * HOUR);
+    t.clock.advance(HOUR);
+    await t.settle();
+    expect((await t.http.get(`/v1/leases/${whole.body.lease.id}`)).body.lease.status).toBe(
+      'TERMINATED',
+    );
+    expect((await t.http.get(`/v1/os-hosts/${await hostId('os-1')}`)).body.host.pool).toBe(
+      'freepool',
+    );
+    expect(await slotsOf(later.rid)).toEqual({ 'os-1': 2 });
   });
 
   it('should refuse to delete a host with slots and move its slots when it joins the shared pool', async () => {

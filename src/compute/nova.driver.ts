@@ -201,10 +201,15 @@ export class NovaDriver implements ComputeDriver {
     owner: { projectId: string; trustId: string | null },
   ): Promise<string> {
     const { server_groups: groups } = await this.call<{
-      server_groups: { id: string; name: string; project_id: string }[];
+      server_groups: { id: string; name: string; policy: string; project_id: string }[];
     }>('GET', '/os-server-groups?all_projects=True');
+    // A group left by a start that failed before the reservation's affinity changed
+    // has the old policy: that one is not ours any more.
     const found = groups.find(
-      (g) => g.name === name && (owner.trustId === null || g.project_id === owner.projectId),
+      (g) =>
+        g.name === name &&
+        g.policy === policy &&
+        (owner.trustId === null || g.project_id === owner.projectId),
     );
     if (found) return found.id;
     const token =

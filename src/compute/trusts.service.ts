@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
 import { ClimateError } from '../common/errors.js';
+import { sql } from '../database/sql.js';
 import type { KeystoneClient } from './keystone.client.js';
 
 export const KEYSTONE = Symbol('KEYSTONE');
@@ -15,12 +17,17 @@ export const KEYSTONE = Symbol('KEYSTONE');
 export class TrustsService {
   private readonly logger = new Logger('trusts');
 
-  constructor(@Inject(KEYSTONE) private readonly keystone: KeystoneClient | null) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(KEYSTONE) private readonly keystone: KeystoneClient | null,
+  ) {}
 
+  /** The caller's roles, but never `admin`: the trust only has to act as a member. */
   async create(caller: Identity): Promise<string | null> {
-    if (this.keystone === null || caller.token === undefined) return null;
+    const roles = caller.roles.filter((r) => r !== 'admin');
+    if (this.keystone === null || caller.token === undefined || roles.length === 0) return null;
     try {
-      return await this.keystone.createTrust(caller.token, caller);
+      return await this.keystone.createTrust(caller.token, { ...caller, roles });
     } catch (error) {
       throw new ClimateError(
         502,
@@ -30,13 +37,34 @@ export class TrustsService {
     }
   }
 
-  /** Best effort: a trust left behind only lets Climate act for a lease that is gone. */
-  async delete(trustId: string | null): Promise<void> {
-    if (this.keystone === null || trustId === null) return;
+  /** Removes a lease's trust; false when Keystone refused (the sweep tries again). */
+  async delete(trustId: string | null): Promise<boolean> {
+    if (this.keystone === null || trustId === null) return true;
     try {
       await this.keystone.deleteTrust(trustId);
+      return true;
     } catch (error) {
       this.logger.warn({ msg: 'trust not deleted', trust_id: trustId, error: String(error) });
+      return false;
     }
+  }
+
+  /** The trust of an ended lease goes; the lease forgets it once Keystone has. */
+  async release(leaseId: string, trustId: string | null): Promise<void> {
+    if (trustId !== null && (await this.delete(trustId))) {
+      await sql(this.dataSource.manager, `UPDATE leases SET trust_id = NULL WHERE id = $1`, [
+        leaseId,
+      ]);
+    }
+  }
+
+  /** Trusts of terminated leases whose deletion failed before. */
+  async sweep(): Promise<void> {
+    if (this.keystone === null) return;
+    const { rows } = await sql<{ id: string; trust_id: string }>(
+      this.dataSource.manager,
+      `SELECT id, trust_id FROM leases WHERE status = 'TERMINATED' AND trust_id IS NOT NULL LIMIT 100`,
+    );
+    for (const lease of rows) await this.release(lease.id, lease.trust_id);
   }
 }

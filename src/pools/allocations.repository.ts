@@ -35,6 +35,12 @@ function eligible(q: HostQuery): string {
     AND (${q.where})`;
 }
 
+/** Locks host rows in id order (one order everywhere, so lockers never deadlock). */
+export async function lockHosts(tx: EntityManager, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+}
+
 /** `$n` for the next parameter pushed onto `params`. */
 function bind(params: unknown[], value: unknown): string {
   params.push(value);
@@ -140,9 +146,7 @@ export class AllocationsRepository {
          SELECT id FROM one ORDER BY id LIMIT ${max}::int`;
     const { rows } = await sql<{ id: number }>(tx, query, params);
     const ids = rows.map((r) => r.id);
-    if (ids.length > 0) {
-      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
-    }
+    await lockHosts(tx, ids);
     return ids;
   }
 

@@ -9,6 +9,9 @@ import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { HOST_USAGE } from './allocations.repository.js';
 import { HostMover, MovedAllocation } from './host-mover.js';
 
+/** pg_advisory_xact_lock key of the heal (any constant no other lock uses). */
+const HEAL_LOCK = 7_310_042;
+
 /**
  * Keeps reservations whole when hosts fail: allocations on unreservable hosts move to
  * free hosts that match; what cannot move stays put and flags the reservation
@@ -28,6 +31,8 @@ export class HealingService {
 
   async heal(): Promise<MovedAllocation[]> {
     const moved = await withTransaction(this.dataSource, async (tx) => {
+      // One heal at a time across replicas: two would fight over the same rows.
+      await sql(tx, `SELECT pg_advisory_xact_lock(${HEAL_LOCK})`);
       const now = this.clock.now();
       const { rows } = await sql<{ id: number }>(tx, `SELECT id FROM hosts WHERE NOT reservable`);
       const results = await this.mover.evacuate(
@@ -46,7 +51,10 @@ export class HealingService {
       await this.refreshFlags(tx, now);
       return results;
     });
-    await this.resync(moved.filter((m) => m.to !== null && m.status === 'active'));
+    await this.resync([
+      ...moved.filter((m) => m.to !== null && m.status === 'active').map((m) => m.reservationId),
+      ...(await this.outOfLine()),
+    ]);
     if (moved.length > 0) {
       const lost = moved.filter((m) => m.to === null).length;
       this.logger.log({ msg: 'healed', moved: moved.length - lost, missing: lost });
@@ -76,12 +84,30 @@ export class HealingService {
     );
   }
 
+  /**
+   * Active instance reservations whose aggregate, as last confirmed by the compute
+   * service, differs from the hosts their slots are on: an earlier resync failed.
+   */
+  private async outOfLine(): Promise<string[]> {
+    const { rows } = await sql<{ id: string }>(
+      this.dataSource.manager,
+      `SELECT r.id FROM reservations r JOIN aggregates ag ON ag.name = r.id::text
+        WHERE r.status = 'active' AND r.resource_type = 'virtual:instance'
+          AND EXISTS ((SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id
+                       EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
+                      UNION ALL
+                      (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
+                       EXCEPT SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id))`,
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Active reservations whose hosts changed get their pool brought in line. */
-  async resync(moved: MovedAllocation[]): Promise<void> {
-    const ids = [...new Set(moved.map((m) => m.reservationId))];
-    for (const id of ids) {
+  async resync(reservationIds: string[]): Promise<void> {
+    for (const id of new Set(reservationIds)) {
       const reservation = await this.dataSource.manager.findOneBy(Reservation, { id });
-      if (reservation === null) continue;
+      // An ended reservation has nothing to bring in line (and must not get it back).
+      if (reservation === null || reservation.status !== 'active') continue;
       const lease = await this.dataSource.manager.findOneBy(Lease, { id: reservation.leaseId });
       if (lease === null) continue;
       try {

@@ -39,26 +39,22 @@ export class HostMover {
   ) {}
 
   /**
-   * Tries every allocation of `hostIds` that ends after `now` (except `ignore`'s).
+   * Tries every allocation of `hostIds` that ends after `now`, of pending and active
+   * reservations (locked, so that an ending one waits for the move or is not moved).
    * Returns what it did; entries with `to: null` could not be moved and were left as
    * they are.
    */
-  async evacuate(
-    tx: EntityManager,
-    hostIds: number[],
-    now: Date,
-    ignore: string | null = null,
-  ): Promise<MovedAllocation[]> {
+  async evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
     const { rows } = await sql<AllocationToMove>(
       tx,
       `SELECT a.id, a.reservation_id, r.lease_id, r.status, a.host_id,
               lower(a.during) AS lower, upper(a.during) AS upper, r.params
          FROM host_allocations a JOIN reservations r ON r.id = a.reservation_id
         WHERE a.host_id = ANY($1) AND upper(a.during) > $2
-          AND a.reservation_id IS DISTINCT FROM $3::uuid
+          AND r.status IN ('pending', 'active')
         ORDER BY lower(a.during), a.id
-        FOR UPDATE OF a`,
-      [hostIds, now, ignore],
+        FOR UPDATE OF a, r`,
+      [hostIds, now],
     );
     const results: MovedAllocation[] = [];
     for (const a of rows) {
@@ -90,6 +86,6 @@ export class HostMover {
         to: to ?? null,
       });
     }
-    return [...results, ...(await this.slots.evacuate(tx, hostIds, now, ignore))];
+    return [...results, ...(await this.slots.evacuate(tx, hostIds, now))];
   }
 }

@@ -125,7 +125,15 @@ export class HostsService {
       await this.pools.setTopology(tx, host.id, this.topology(patch.capabilities), now);
       return { host: Object.assign(host, patch), healNeeded };
     });
-    if (healNeeded) await this.healing.heal();
+    // The change is made; a heal that fails now (e.g. the compute service is down) is
+    // retried by the periodic one.
+    if (healNeeded) {
+      await this.healing
+        .heal()
+        .catch((error: unknown) =>
+          this.logger.warn({ msg: 'heal after host update failed', error: String(error) }),
+        );
+    }
     return this.get(String(host.id));
   }
 

@@ -62,42 +62,38 @@ export class InstancePool {
       extraSpecs,
     });
     const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {
-      const now = this.clock.now();
-      const aggregateId = await this.pools.ensure(tx, r.id, 'instance', now, { metadata });
-      const { rows } = await sql<{ id: number; name: string }>(
+      const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
+        metadata,
+      });
+      const held = await sql<{ id: number; name: string }>(
         tx,
         `SELECT h.id, h.hypervisor_hostname AS name FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
           WHERE a.reservation_id = $1 ORDER BY h.id`,
         [r.id],
       );
-      await sql(
-        tx,
-        `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
-         SELECT $1, h, 'instance', $3 FROM unnest($2::int[]) h ON CONFLICT DO NOTHING`,
-        [aggregateId, rows.map((h) => h.id), now],
-      );
-      // Hosts whose slots moved away (healing): they leave the compute service's
-      // aggregate before Climate's record forgets them, so a retry still knows them.
       const stale = await sql<{ id: number; name: string }>(
         tx,
         `SELECT h.id, h.hypervisor_hostname AS name FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
           WHERE ah.aggregate_id = $1 AND NOT (h.id = ANY($2::int[]))`,
-        [aggregateId, rows.map((h) => h.id)],
+        [aggregateId, held.rows.map((h) => h.id)],
       );
-      return { aggregateId, hosts: rows, stale: stale.rows };
+      return { aggregateId, hosts: held.rows, stale: stale.rows };
     });
+    // Climate's record of the aggregate changes only after the compute service's did:
+    // where they differ, the next heal knows to bring the compute service in line.
     await this.driver.ensurePool({ name: r.id, availabilityZone: null, metadata });
     for (const host of stale) await this.driver.removeHost(r.id, host.name);
-    if (stale.length > 0) {
-      await sql(
-        this.dataSource.manager,
-        `DELETE FROM aggregate_hosts ah WHERE ah.aggregate_id = $1 AND ah.host_id = ANY($2::int[])
-            AND NOT EXISTS (SELECT 1 FROM instance_allocations a
-                             WHERE a.reservation_id = $3 AND a.host_id = ah.host_id)`,
-        [aggregateId, stale.map((h) => h.id), r.id],
-      );
-    }
     for (const host of hosts) await this.driver.addHost(r.id, host.name);
+    await sql(
+      this.dataSource.manager,
+      `WITH gone AS (
+         DELETE FROM aggregate_hosts ah WHERE ah.aggregate_id = $1 AND ah.host_id = ANY($2::int[])
+            AND NOT EXISTS (SELECT 1 FROM instance_allocations a
+                             WHERE a.reservation_id = $5 AND a.host_id = ah.host_id))
+       INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+       SELECT $1, h, 'instance', $4 FROM unnest($3::int[]) h ON CONFLICT DO NOTHING`,
+      [aggregateId, stale.map((h) => h.id), hosts.map((h) => h.id), this.clock.now(), r.id],
+    );
     await this.driver.grantFlavorAccess(r.id, r.projectId);
     return { serverGroupId, aggregateId };
   }

@@ -8,6 +8,7 @@ import {
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
@@ -16,7 +17,8 @@ import { PoolSync } from './pool-sync.js';
 
 /**
  * Periodic pool work where the manager runs: heal reservations whose hosts failed
- * (retrying what could not be moved before) and release recycled hosts.
+ * (retrying what could not be moved before), release recycled hosts, and remove the
+ * Keystone trusts of ended leases that could not be removed at their end.
  */
 @Injectable()
 export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -28,6 +30,7 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
     private readonly dataSource: DataSource,
     private readonly healing: HealingService,
     private readonly pools: PoolSync,
+    private readonly trusts: TrustsService,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -49,6 +52,7 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
       await this.followDriver();
       await this.healing.heal();
       await this.pools.sweepRecycle();
+      await this.trusts.sweep();
     } catch (error) {
       this.logger.error(error instanceof Error ? error : String(error));
     } finally {

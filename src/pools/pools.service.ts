@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { HealingService } from './healing.service.js';
 import { HostMover } from './host-mover.js';
@@ -57,6 +58,7 @@ export class PoolsService {
           `Host ${host.id} is in pool ${from}; only shared or recycled hosts can join the freepool`,
         );
       }
+      if (target === 'shared') await this.assertNoClaims(tx, host.id);
       const moved = target === 'shared' ? await this.mover.evacuate(tx, [host.id], now) : [];
       const stuck = moved.filter((m) => m.to === null).map((m) => m.reservationId);
       if (stuck.length > 0) {
@@ -72,7 +74,25 @@ export class PoolsService {
       await this.driver.removeHost(result.from, result.host.hypervisorHostname);
     }
     await this.driver.addHost(target, result.host.hypervisorHostname);
-    await this.healing.resync(result.moved.filter((m) => m.status === 'active'));
+    await this.healing.resync(
+      result.moved.filter((m) => m.status === 'active').map((m) => m.reservationId),
+    );
     return this.hosts.get(hostId);
+  }
+
+  /** Servers claimed into instance slots run on the host: their slots cannot move. */
+  private async assertNoClaims(tx: EntityManager, hostId: number): Promise<void> {
+    const { rows } = await sql<{ reservation_id: string }>(
+      tx,
+      `SELECT DISTINCT c.reservation_id FROM claims c JOIN reservations r ON r.id = c.reservation_id
+        WHERE c.host_id = $1 AND r.status = 'active' ORDER BY 1`,
+      [hostId],
+    );
+    if (rows.length > 0) {
+      throw new Conflict(
+        `Host ${hostId} runs servers claimed by reservations [${rows.map((r) => r.reservation_id).join(', ')}]; it can join the shared pool once they are gone`,
+        'HostInUse',
+      );
+    }
   }
 }

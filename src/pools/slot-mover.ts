@@ -58,22 +58,17 @@ export class SlotMover {
     private readonly queries: HostQueryBuilder,
   ) {}
 
-  async evacuate(
-    tx: EntityManager,
-    hostIds: number[],
-    now: Date,
-    ignore: string | null = null,
-  ): Promise<MovedAllocation[]> {
+  async evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
     const { rows } = await sql<SlotsToMove>(
       tx,
       `SELECT a.reservation_id, r.lease_id, r.status, a.host_id, a.slots,
               lower(a.during) AS lower, upper(a.during) AS upper, r.params
          FROM instance_allocations a JOIN reservations r ON r.id = a.reservation_id
         WHERE a.host_id = ANY($1) AND upper(a.during) > $2
-          AND a.reservation_id IS DISTINCT FROM $3::uuid
+          AND r.status IN ('pending', 'active')
         ORDER BY lower(a.during), a.reservation_id, a.host_id
-        FOR UPDATE OF a`,
-      [hostIds, now, ignore],
+        FOR UPDATE OF a, r`,
+      [hostIds, now],
     );
     const byReservation = new Map<string, SlotsToMove[]>();
     for (const row of rows) {

@@ -4,7 +4,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import type { Placement, SlotHost } from '../plugins/virtual-instance/pick-slots.js';
-import type { HostQuery, Span } from './allocations.repository.js';
+import { lockHosts, type HostQuery, type Span } from './allocations.repository.js';
 
 export interface SlotSize {
   vcpus: number;
@@ -142,7 +142,7 @@ export class SlotsRepository {
       const placement = pick(await this.capacity(tx, q, during, size, options));
       if (placement === null) return null;
       const ids = [...placement.keys()].sort((a, b) => a - b);
-      await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+      await lockHosts(tx, ids);
       const now = await this.capacity(tx, q, during, size, {
         ownReservation: options.ownReservation,
         exclude: options.exclude,
@@ -218,17 +218,5 @@ export class SlotsRepository {
 
   async release(tx: EntityManager, reservationId: string): Promise<void> {
     await sql(tx, `DELETE FROM instance_allocations WHERE reservation_id = $1`, [reservationId]);
-  }
-
-  /** Of `hostIds`, those carrying slots during `during` (other reservations' than `own`). */
-  async hostsWithSlots(em: EntityManager, hostIds: number[], during: Span): Promise<number[]> {
-    if (hostIds.length === 0) return [];
-    const { rows } = await sql<{ host_id: number }>(
-      em,
-      `SELECT DISTINCT host_id FROM instance_allocations
-        WHERE host_id = ANY($1) AND during && tstzrange($2, $3, '[)')`,
-      [hostIds, during.start, during.end],
-    );
-    return rows.map((r) => r.host_id);
   }
 }

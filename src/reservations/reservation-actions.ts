@@ -5,6 +5,7 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
+import { sql } from '../database/sql.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
@@ -76,6 +77,8 @@ export class ReservationActions {
         await this.act(r, 'on_end', (p) => p.onEnd(r, lease));
       }
       await withTransaction(this.dataSource, async (tx) => {
+        // Healing locks the reservation while it moves slots: release sees what it wrote.
+        await sql(tx, `SELECT id FROM reservations WHERE id = $1 FOR UPDATE`, [r.id]);
         await plugin.release(tx, r);
         await tx.update(
           Reservation,
@@ -84,6 +87,6 @@ export class ReservationActions {
         );
       });
     }
-    await this.trusts.delete(lease.trustId);
+    await this.trusts.release(lease.id, lease.trustId);
   }
 }

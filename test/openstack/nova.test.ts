@@ -385,6 +385,28 @@ describe('Climate on Keystone and Nova', () => {
     const lease = await aliceLease('alice-apart', smallSlots({ amount: 2, affinity: false }));
     const trustId = lease.body.lease.trust_id as string;
     expect(trustId).toMatch(/^[0-9a-f]{32}$/);
+    // a create that cannot fit leaves no trust behind
+    const trusts = async () =>
+      (
+        (await keystone(
+          admin,
+          'GET',
+          `/OS-TRUST/trusts?trustor_user_id=${lease.body.lease.user_id}`,
+        )) as { trusts: { id: string }[] }
+      ).trusts.map((tr) => tr.id);
+    expect(await trusts()).toContain(trustId);
+    const before = (await trusts()).length;
+    await http
+      .post('/v1/leases')
+      .set('X-Auth-Token', alice.token)
+      .send({
+        name: 'alice-too-big',
+        start_date: 'now',
+        end_date: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+        reservations: [smallSlots({ vcpus: 1_000_000 })],
+      })
+      .expect(409);
+    expect(await trusts()).toHaveLength(before);
     await t.settle();
     const shown = (
       await http.get(`/v1/leases/${lease.body.lease.id}`).set('X-Auth-Token', alice.token)
@@ -424,6 +446,11 @@ describe('Climate on Keystone and Nova', () => {
       headers: { 'X-Auth-Token': admin },
     });
     expect(trust.status).toBe(404);
+    const ended = await http
+      .get(`/v1/leases/${lease.body.lease.id}`)
+      .set('X-Auth-Token', alice.token)
+      .expect(200);
+    expect(ended.body.lease).toMatchObject({ status: 'TERMINATED', trust_id: null });
   });
 
   it('should reserve a shelved server and unshelve it onto its slot when the lease starts', async () => {

@@ -30,7 +30,11 @@ export class MemoryDriver implements ComputeDriver {
   async deletePool(name: string): Promise<void> {
     this.pools.delete(name);
   }
+  /** Driver calls to fail once, by method name: a compute service failing half-way. */
+  readonly failNext = new Set<string>();
+
   async addHost(pool: string, host: string): Promise<void> {
+    if (this.failNext.delete('addHost')) throw new Error('injected failure in addHost');
     if (!this.pools.has(pool)) this.pools.set(pool, { spec: null, hosts: new Set() });
     this.pools.get(pool)?.hosts.add(host);
   }
@@ -60,7 +64,7 @@ export class MemoryDriver implements ComputeDriver {
     policy: 'affinity' | 'anti-affinity',
     owner: { projectId: string; trustId: string | null },
   ): Promise<string> {
-    const found = [...this.groups].find(([, g]) => g.name === name);
+    const found = [...this.groups].find(([, g]) => g.name === name && g.policy === policy);
     if (found) return found[0];
     const id = `group-${this.groups.size + 1}`;
     this.groups.set(id, { name, policy, ...owner });
