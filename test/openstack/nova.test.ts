@@ -4,7 +4,8 @@
  */
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
-import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { connect, createTestDatabase, TestDatabase } from '../support/database.js';
+import { PoolsMaintenance } from '../../src/pools/pools-maintenance.js';
 import { startApp, TestApp } from '../support/app.js';
 import { KeystoneClient } from '../../src/compute/keystone.client.js';
 import { NovaDriver } from '../../src/compute/nova.driver.js';
@@ -451,6 +452,27 @@ describe('Climate on Keystone and Nova', () => {
       .set('X-Auth-Token', alice.token)
       .expect(200);
     expect(ended.body.lease).toMatchObject({ status: 'TERMINATED', trust_id: null });
+  });
+
+  it('should delete on a later sweep the trust of an ended lease that Keystone kept at its end', async () => {
+    const lease = await aliceLease('alice-sweep', smallSlots({}));
+    const trustId = lease.body.lease.trust_id as string;
+    expect(trustId).toMatch(/^[0-9a-f]{32}$/);
+    // as if Keystone had refused the deletion at the end: ended, the trust still there
+    const client = await connect(db.url);
+    await client.query(`UPDATE leases SET status = 'TERMINATED' WHERE id = $1`, [
+      lease.body.lease.id,
+    ]);
+    const trust = () =>
+      fetch(`${KS}/OS-TRUST/trusts/${trustId}`, { headers: { 'X-Auth-Token': admin } });
+    expect((await trust()).status).toBe(200);
+    await t.app.get(PoolsMaintenance).run();
+    expect((await trust()).status).toBe(404);
+    const { rows } = await client.query(`SELECT trust_id FROM leases WHERE id = $1`, [
+      lease.body.lease.id,
+    ]);
+    await client.end();
+    expect(rows[0].trust_id).toBeNull();
   });
 
   it('should reserve a shelved server and unshelve it onto its slot when the lease starts', async () => {
