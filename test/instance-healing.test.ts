@@ -1,6 +1,6 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
-import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
+import { addHosts, healthFlags, hostReservation, slotReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
 import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
 
@@ -74,14 +74,7 @@ describe('instance slots on failing and leaving hosts', () => {
       .send({ reservable })
       .expect(200);
 
-  async function flags(leaseId: string) {
-    const shown = (await t.http.get(`/v1/leases/${leaseId}`).set(tenant).expect(200)).body.lease;
-    return {
-      degraded: shown.degraded,
-      missing: shown.reservations[0].missing_resources,
-      changed: shown.reservations[0].resources_changed,
-    };
-  }
+  const flags = (leaseId: string) => healthFlags(t.http, leaseId);
 
   it('should move the slots of a failed host, follow in the pool, and flag what cannot move', async () => {
     t.clock.set(new Date('2042-01-01T00:00:00Z'));

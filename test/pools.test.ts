@@ -1,6 +1,6 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
-import { addHosts, hostReservation } from './support/hosts.js';
+import { addHosts, healthFlags, hostReservation } from './support/hosts.js';
 import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
 
 const HOUR = 3600_000;
@@ -59,14 +59,7 @@ describe('pools, the scheduler filter and healing', () => {
     return pools.find((p) => p.kind !== 'topology' && p.hosts.includes(host))?.name ?? 'none';
   }
 
-  async function flags(leaseId: string) {
-    const lease = (await t.http.get(`/v1/leases/${leaseId}`).expect(200)).body.lease;
-    return {
-      degraded: lease.degraded,
-      missing: lease.reservations[0].missing_resources,
-      changed: lease.reservations[0].resources_changed,
-    };
-  }
+  const flags = (leaseId: string) => healthFlags(t.http, leaseId);
 
   it('should keep reservation-pool hosts from requests without a hint and give a reservation its hosts', async () => {
     t.clock.set(new Date('2034-01-01T00:00:00Z'));

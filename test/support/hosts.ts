@@ -46,6 +46,19 @@ export function slotReservation(
   };
 }
 
+/** A lease's health: `degraded`, and its first reservation's flags (as an admin sees them). */
+export async function healthFlags(
+  http: TestAgent,
+  leaseId: string,
+): Promise<{ degraded: boolean; missing: boolean; changed: boolean }> {
+  const lease = (await http.get(`/v1/leases/${leaseId}`).expect(200)).body.lease;
+  return {
+    degraded: lease.degraded,
+    missing: lease.reservations[0].missing_resources,
+    changed: lease.reservations[0].resources_changed,
+  };
+}
+
 export function names(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(3, '0')}`);
 }
