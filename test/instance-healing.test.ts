@@ -218,6 +218,18 @@ describe('instance slots on failing and leaving hosts', () => {
     expect(await slotsOf(rid)).toEqual({ 'mv-2': 2 });
   });
 
+  it('should refuse to change a capability that slots reserved on the host depend on', async () => {
+    t.clock.set(new Date('2042-03-15T00:00:00Z'));
+    await addHosts(t.http, ['cap-1'], () => ({ zone: 'capz' }));
+    await lease(slot('capz', { amount: 1 }), 24 * HOUR);
+    const refused = await t.http
+      .put(`/v1/os-hosts/${await hostId('cap-1')}`)
+      .send({ zone: 'elsewhere' })
+      .expect(409);
+    expect(refused.body.error_name).toBe('CantAddExtraCapability');
+    expect((await t.http.get(`/v1/os-hosts/${await hostId('cap-1')}`)).body.host.zone).toBe('capz');
+  });
+
   it('should count hosts carrying slots as taken in the availability search and the capacity plan', async () => {
     t.clock.set(new Date('2042-04-01T00:00:00Z'));
     await addHosts(t.http, ['av-1', 'av-2'], () => ({ zone: 'av' }));

@@ -5,7 +5,6 @@ import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Init1763800000000 } from './migrations/1763800000000-Init.js';
 import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
-import { InstanceAllocationEnds1764100000000 } from './migrations/1764100000000-InstanceAllocationEnds.js';
 import { Aggregate } from '../pools/entities/aggregate.entity.js';
 import { Host } from '../pools/entities/host.entity.js';
 import { ResourceProperty } from '../pools/entities/resource-property.entity.js';
@@ -19,9 +18,4 @@ export const ENTITIES = [
   ResourceProperty,
   Aggregate,
 ];
-export const MIGRATIONS = [
-  Init1763800000000,
-  Pools1763900000000,
-  InstanceSlots1764000000000,
-  InstanceAllocationEnds1764100000000,
-];
+export const MIGRATIONS = [Init1763800000000, Pools1763900000000, InstanceSlots1764000000000];

@@ -1,15 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import {
-  pickSlots,
-  type Placement,
-  type SlotHost,
-} from '../plugins/virtual-instance/pick-slots.js';
-import {
-  asInstanceParams,
-  type InstanceParams,
-} from '../plugins/virtual-instance/instance-params.js';
+import { pickReplacement } from '../plugins/virtual-instance/pick-slots.js';
+import { asInstanceParams } from '../plugins/virtual-instance/instance-params.js';
 import { combine, HostQueryBuilder } from './host-query.js';
 import type { MovedAllocation } from './host-mover.js';
 import { SlotsRepository } from './slots.repository.js';
@@ -23,28 +16,6 @@ interface SlotsToMove {
   lower: Date;
   upper: Date;
   params: Record<string, unknown>;
-}
-
-/**
- * Where the slots that leave some hosts can go, keeping the reservation's affinity:
- * `true` needs one host for all its slots, `false` hosts it does not use yet, `null`
- * anywhere, its other hosts first.
- */
-function pickReplacement(
-  hosts: SlotHost[],
-  count: number,
-  params: InstanceParams,
-  kept: Placement,
-): Placement | null {
-  if (params.affinity === true) return kept.size === 0 ? pickSlots(hosts, count, true) : null;
-  if (params.affinity === false) {
-    return pickSlots(
-      hosts.filter((h) => !kept.has(h.id)),
-      count,
-      false,
-    );
-  }
-  return pickSlots(hosts, count, null, kept);
 }
 
 /**
@@ -122,7 +93,7 @@ export class SlotMover {
         need: { amount: count, oneHost: params.affinity === true },
         prefer: [...kept.keys()],
       },
-      (hosts) => pickReplacement(hosts, count, params, kept),
+      (hosts) => pickReplacement(hosts, count, params.affinity, kept),
     );
     if (placement === null) return null;
     // A claim is a slot on a host: the claims there leave with the slots.

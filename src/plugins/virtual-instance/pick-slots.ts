@@ -39,3 +39,25 @@ export function pickSlots(
   }
   return left === 0 ? placement : null;
 }
+
+/**
+ * Where `count` slots leaving some hosts can go, keeping the reservation's affinity;
+ * `kept` is what it still holds elsewhere. `true` needs one host for all its slots (and
+ * nothing kept), `false` hosts it does not use yet, `null` anywhere, its own hosts first.
+ */
+export function pickReplacement(
+  hosts: SlotHost[],
+  count: number,
+  affinity: boolean | null,
+  kept: Placement,
+): Placement | null {
+  if (affinity === true) return kept.size === 0 ? pickSlots(hosts, count, true) : null;
+  if (affinity === false) {
+    return pickSlots(
+      hosts.filter((h) => !kept.has(h.id)),
+      count,
+      false,
+    );
+  }
+  return pickSlots(hosts, count, null, kept);
+}
