@@ -21,6 +21,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
 import type { Database } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
+import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
@@ -58,7 +59,12 @@ function authStrategy(config: Config, keystone: KeystoneClient | null): AuthStra
 
 function computeDriver(config: Config, keystone: KeystoneClient | null): ComputeDriver {
   if (config.computeDriver === 'nova')
-    return new NovaDriver(keystone as KeystoneClient, config.novaUrl);
+    return new NovaDriver(
+      keystone as KeystoneClient,
+      config.novaUrl,
+      config.placementUrl,
+      config.novaActionTimeoutSeconds * 1000,
+    );
   return new BuiltinDriver();
 }
 
@@ -106,6 +112,7 @@ export class AppModule {
         PluginsModule.forRoot(options.plugins),
         PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
         LeasesModule,
+        SchedulerModule,
         EventsModule,
       ],
       controllers: [VersionsController],

@@ -47,7 +47,9 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     t.clock.set(new Date('2040-01-01T00:00:00Z'));
     await addHosts(t.http, ['nd-1'], () => ({ zone: 'nd' }));
     expect(driver.poolOf('nd-1')).toEqual(['freepool']);
-    driver.servers.set('nd-1', [{ id: 'preemptible', name: 'old', projectId: 'x' }]);
+    driver.servers.set('nd-1', [
+      { id: 'preemptible', name: 'old', projectId: 'x', preemptible: true },
+    ]);
     const { id, reservationId } = await lease('nd', { before_end: 'snapshot' });
 
     await t.settle();
@@ -71,6 +73,26 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     expect(driver.pools.has(reservationId)).toBe(false);
   });
 
+  it('should never remove an ordinary server of another project when its host is reserved', async () => {
+    t.clock.set(new Date('2040-01-15T00:00:00Z'));
+    await addHosts(t.http, ['keep-1'], () => ({ zone: 'keep' }));
+    driver.servers.set('keep-1', [{ id: 'theirs', name: 'web', projectId: 'other' }]);
+    const { id, reservationId } = await lease('keep');
+    await t.settle();
+    // the start waits: the server stays, the host does not join the reservation yet
+    expect(await driver.serversOnHost('keep-1')).toEqual([
+      { id: 'theirs', name: 'web', projectId: 'other' },
+    ]);
+    expect(driver.poolOf('keep-1')).not.toContain(reservationId);
+    expect((await t.http.get(`/v1/leases/${id}`)).body.lease.status).toBe('PENDING');
+    // once its owner has moved it, the retried start goes through
+    driver.servers.set('keep-1', []);
+    t.clock.advance(60_000);
+    await t.settle();
+    expect((await t.http.get(`/v1/leases/${id}`)).body.lease.status).toBe('ACTIVE');
+    expect(driver.poolOf('keep-1')).toEqual([reservationId]);
+  });
+
   it('should hold a recycled host until its servers are gone or the grace period ends', async () => {
     t.clock.set(new Date('2040-02-01T00:00:00Z'));
     await addHosts(t.http, ['rcy-1'], () => ({ zone: 'rcy' }));
@@ -81,6 +103,8 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     await t.settle();
     expect((await t.http.get(`/v1/leases/${id}`)).body.lease.status).toBe('TERMINATED');
     expect(driver.poolOf('rcy-1')).toEqual(['recycle']);
+    // Blazar's filter refuses hosts in a zone with its prefix: no plain boots on them
+    expect(driver.pools.get('recycle')?.spec?.availabilityZone).toBe('blazar_recycle');
     const maintenance = t.app.get(PoolsMaintenance);
     await maintenance.run();
     expect(driver.poolOf('rcy-1')).toEqual(['recycle']);

@@ -93,6 +93,8 @@ describe('instance slots on failing and leaving hosts', () => {
     await setReservable('sh-1', false);
     expect(await slotsOf(rid)).toEqual({ 'sh-2': 2 });
     expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['sh-2']));
+    // the size in the compute service moves with them
+    expect(Object.fromEntries(driver.sizes.get(rid) ?? [])).toEqual({ 'sh-2': 2 });
     expect(await flags(leaseId)).toEqual({ degraded: false, missing: false, changed: true });
     const shown = (await t.http.get(`/v1/leases/${leaseId}`).set(tenant)).body.lease;
     expect(shown.reservations[0].claims).toEqual([]);

@@ -1,6 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
+import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
 import { MemoryDriver } from './support/memory-driver.js';
 
 const HOUR = 3600_000;
@@ -224,9 +225,12 @@ describe('virtual:instance reservations', () => {
       diskGb: 10,
       extraSpecs: {
         'aggregate_instance_extra_specs:reservation': rid,
+        [`resources:CUSTOM_RESERVATION_${rid.toUpperCase().replace(/-/g, '_')}`]: '1',
         affinity_id: shown.server_group_id,
       },
     });
+    // the compute service holds exactly the slots: one on each host
+    expect(Object.fromEntries(driver.sizes.get(rid) ?? [])).toEqual({ 'fl-1': 1, 'fl-2': 1 });
     expect([...(driver.flavors.get(rid)?.access ?? [])]).toEqual(['tenant-x']);
     // no Keystone here: no trust, the group is made for the project by Climate itself
     expect(driver.groups.get(shown.server_group_id)).toMatchObject({
@@ -243,6 +247,12 @@ describe('virtual:instance reservations', () => {
     expect(driver.poolOf('fl-1').sort()).toEqual(['freepool', rid].sort());
 
     driver.servers.set('fl-1', [{ id: 'vm-fl', name: rid, projectId: 'tenant-x' }]);
+    // a server Nova placed on a slot, never claimed through the API, shows as a claim
+    driver.holders.set(rid, [{ serverId: 'vm-fl', host: 'fl-1' }]);
+    await t.app.get(PoolsMaintenance).run();
+    const claims = (await t.http.get(`/v1/leases/${created.body.lease.id}`)).body.lease
+      .reservations[0].claims;
+    expect(claims).toEqual([expect.objectContaining({ server_id: 'vm-fl', host: 'fl-1' })]);
     t.clock.advance(3 * HOUR);
     await t.settle();
     expect((await t.http.get(`/v1/leases/${created.body.lease.id}`)).body.lease.status).toBe(
@@ -252,6 +262,7 @@ describe('virtual:instance reservations', () => {
     expect(driver.flavors.has(rid)).toBe(false);
     expect(driver.groups.has(shown.server_group_id)).toBe(false);
     expect(driver.pools.has(rid)).toBe(false);
+    expect(driver.sizes.has(rid)).toBe(false);
     expect(await slotsOf(rid)).toEqual({});
   });
 
@@ -309,6 +320,17 @@ describe('virtual:instance reservations', () => {
       .expect(400);
     await t.http.post('/v1/leases').set(tenant).send(body('no-such-server')).expect(400);
     const busy = await t.http.post('/v1/leases').set(tenant).send(body('srv-busy')).expect(400);
+    // a server still being scheduled may ask for its lease (the reserved=True boot)
+    driver.shelved.set('srv-new', { id: 'srv-new', ...shelved, status: 'BUILD' });
+    await t.http
+      .post('/v1/leases')
+      .set(tenant)
+      .send({ ...body('srv-new'), start_date: '2041-08-01 01:00' })
+      .expect(201);
+    // it boots where plain servers go, then waits shelved until its start
+    Object.assign(driver.shelved.get('srv-new') ?? {}, { status: 'ACTIVE', host: 'elsewhere' });
+    await t.app.get(PoolsMaintenance).run();
+    expect(driver.shelved.get('srv-new')?.status).toBe('SHELVED_OFFLOADED');
     expect(busy.body.error_message).toContain('only a shelved server can be reserved');
 
     const created = await t.http.post('/v1/leases').set(tenant).send(body('srv-1')).expect(201);

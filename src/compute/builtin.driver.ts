@@ -1,4 +1,10 @@
-import type { ComputeDriver, HostInventory, Server, ServerInfo } from './compute-driver.js';
+import type {
+  ComputeDriver,
+  HostInventory,
+  Server,
+  ServerInfo,
+  SlotHolder,
+} from './compute-driver.js';
 
 /**
  * No compute service: Climate's own pools are the truth and are what the scheduler
@@ -10,7 +16,9 @@ export class BuiltinDriver implements ComputeDriver {
   async hostInventory(): Promise<HostInventory | null> {
     return null;
   }
-  async ensurePool(): Promise<void> {}
+  async ensurePool(): Promise<number | null> {
+    return null;
+  }
   async deletePool(): Promise<void> {}
   async addHost(): Promise<void> {}
   async removeHost(): Promise<void> {}
@@ -31,6 +39,13 @@ export class BuiltinDriver implements ComputeDriver {
     return null;
   }
   async unshelveServer(): Promise<void> {}
+  async shelveServer(): Promise<void> {}
+  /** Climate's claims are the only record of who holds a slot. */
+  async sizeReservation(): Promise<void> {}
+  async unsizeReservation(): Promise<void> {}
+  async slotHolders(): Promise<SlotHolder[] | null> {
+    return null;
+  }
   async hostStates(): Promise<Map<string, boolean> | null> {
     return null;
   }

@@ -22,6 +22,14 @@ export interface Server {
   id: string;
   name: string;
   projectId: string;
+  /** Its flavor says `blazar:preemptible`: it may be removed when its host is reserved. */
+  preemptible?: boolean;
+}
+
+/** A server that holds one of an instance reservation's slots. */
+export interface SlotHolder {
+  serverId: string;
+  host: string;
 }
 
 /**
@@ -39,7 +47,8 @@ export interface ComputeDriver {
    */
   hostInventory(nameOrId: string): Promise<HostInventory | null>;
 
-  ensurePool(pool: PoolSpec): Promise<void>;
+  /** Returns the compute service's id of the pool, or null when it has none. */
+  ensurePool(pool: PoolSpec): Promise<number | null>;
   deletePool(name: string): Promise<void>;
   addHost(pool: string, host: string): Promise<void>;
   removeHost(pool: string, host: string): Promise<void>;
@@ -68,13 +77,30 @@ export interface ComputeDriver {
   /** Servers built with a flavor (all projects). */
   serversWithFlavor(flavorId: string): Promise<Server[]>;
 
+  /**
+   * The exact size of an instance reservation in the compute service (Nova: Placement
+   * inventory of its own resource class): per host, the number of its slots there; a
+   * host given 0 keeps none. Its flavor then admits no server past the slots.
+   */
+  sizeReservation(reservationId: string, slots: Map<string, number>): Promise<void>;
+  /** Removes the reservation's size from these hosts and forgets its resource class. */
+  unsizeReservation(reservationId: string, hosts: string[]): Promise<void>;
+  /** Servers holding the reservation's slots, or null when the driver cannot tell. */
+  slotHolders(reservationId: string, hosts: string[]): Promise<SlotHolder[] | null>;
+
   /** One server with its flavor's size, or null when there is no such server. */
   getServer(id: string): Promise<ServerInfo | null>;
-  /** Wakes a shelved server on the given host. */
+  /**
+   * Wakes a shelved server on the given host. Resolves only once the server runs there;
+   * throws with the compute service's fault when it does not.
+   */
   unshelveServer(id: string, host: string): Promise<void>;
+  /** Shelves and offloads a server; resolves once it is offloaded (the RESERVED state). */
+  shelveServer(id: string): Promise<void>;
 
   /** Servers running on a host (all projects). */
   serversOnHost(host: string): Promise<Server[]>;
+  /** Resolves once the server is gone (deleting what is gone succeeds). */
   deleteServer(id: string): Promise<void>;
   snapshotServer(id: string, imageName: string): Promise<void>;
 }
@@ -83,6 +109,8 @@ export interface ServerInfo {
   id: string;
   projectId: string;
   status: string;
+  /** The hypervisor it runs on, when it runs. */
+  host?: string | null;
   vcpus: number;
   memoryMb: number;
   diskGb: number;

@@ -6,8 +6,11 @@ import type {
   PoolSpec,
   Server,
   ServerInfo,
+  SlotHolder,
 } from './compute-driver.js';
 import type { KeystoneClient } from './keystone.client.js';
+import { ComputeServiceError, openstackCall } from './openstack-http.js';
+import { PlacementClient } from './placement.client.js';
 
 /** Nova's refusals that the caller can act on keep their status; the rest are a 502. */
 export class NovaError extends ClimateError {
@@ -46,6 +49,18 @@ interface NovaServer {
   id: string;
   name: string;
   tenant_id: string;
+  status: string;
+  'OS-EXT-STS:task_state'?: string | null;
+  'OS-EXT-SRV-ATTR:host'?: string | null;
+  'OS-EXT-SRV-ATTR:hypervisor_hostname'?: string | null;
+  fault?: { message?: string };
+  flavor: { vcpus: number; ram: number; disk: number; extra_specs?: Record<string, string> };
+}
+
+const POLL_MS = 1000;
+
+function preemptible(server: NovaServer): boolean {
+  return /^(true|1|yes)$/i.test(server.flavor.extra_specs?.['blazar:preemptible'] ?? '');
 }
 
 /**
@@ -56,11 +71,20 @@ interface NovaServer {
 export class NovaDriver implements ComputeDriver {
   readonly name = 'nova';
   private serviceHosts = new Map<string, string>();
+  private readonly placement: PlacementClient;
 
+  /**
+   * `actionTimeoutMs` bounds the wait for an asynchronous action (unshelve, shelve,
+   * delete) to show its result.
+   */
   constructor(
     private readonly keystone: KeystoneClient,
     private readonly novaUrl: string | null,
-  ) {}
+    placementUrl: string | null = null,
+    private readonly actionTimeoutMs = 300_000,
+  ) {
+    this.placement = new PlacementClient(keystone, placementUrl);
+  }
 
   async hostInventory(nameOrId: string): Promise<HostInventory | null> {
     const hypervisors = await this.hypervisors();
@@ -79,8 +103,16 @@ export class NovaDriver implements ComputeDriver {
       hypervisorType: h.hypervisor_type ?? '',
       hypervisorVersion: h.hypervisor_version ?? 0,
       cpuInfo: typeof h.cpu_info === 'string' ? h.cpu_info : JSON.stringify(h.cpu_info ?? ''),
-      availabilityZone: 'nova',
+      availabilityZone: await this.zoneOf(h.service.host),
     };
+  }
+
+  /** The zone Nova reports for a compute host (its aggregate's, or the default). */
+  private async zoneOf(serviceHost: string): Promise<string> {
+    const { services } = await this.call<{
+      services: { host: string; binary: string; zone: string }[];
+    }>('GET', `/os-services?binary=nova-compute&host=${encodeURIComponent(serviceHost)}`);
+    return services.find((s) => s.host === serviceHost)?.zone ?? 'nova';
   }
 
   async hostStates(): Promise<Map<string, boolean>> {
@@ -92,7 +124,7 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
-  async ensurePool(pool: PoolSpec): Promise<void> {
+  async ensurePool(pool: PoolSpec): Promise<number> {
     if ((await this.aggregate(pool.name)) === null) {
       const body = {
         aggregate: { name: pool.name, availability_zone: pool.availabilityZone ?? undefined },
@@ -108,6 +140,7 @@ export class NovaDriver implements ComputeDriver {
         set_metadata: { metadata: Object.fromEntries(missing) },
       });
     }
+    return agg.id;
   }
 
   async deletePool(name: string): Promise<void> {
@@ -238,40 +271,130 @@ export class NovaDriver implements ComputeDriver {
   }
 
   async getServer(id: string): Promise<ServerInfo | null> {
-    const { server } = await this.call<{
-      server?: {
-        id: string;
-        tenant_id: string;
-        status: string;
-        flavor: { vcpus: number; ram: number; disk: number };
-      };
-    }>('GET', `/servers/${encodeURIComponent(id)}`, undefined, [404]);
-    if (server === undefined) return null;
+    const server = await this.server(id);
+    if (server === null) return null;
     return {
       id: server.id,
       projectId: server.tenant_id,
       status: server.status,
+      host: server['OS-EXT-SRV-ATTR:hypervisor_hostname'] ?? null,
       vcpus: server.flavor.vcpus,
       memoryMb: server.flavor.ram,
       diskGb: server.flavor.disk,
     };
   }
 
-  /** 2.91: an admin may unshelve onto a chosen host. */
+  /**
+   * 2.91: an admin may unshelve onto a chosen host. Done once the server is ACTIVE
+   * there; an unshelve Nova gave up on (back to SHELVED_OFFLOADED, or ERROR) fails with
+   * Nova's own reason.
+   */
   async unshelveServer(id: string, host: string): Promise<void> {
-    const server = await this.getServer(id);
-    if (server === null || !server.status.startsWith('SHELVED')) return;
-    await this.call(
-      'POST',
-      `/servers/${id}/action`,
-      { unshelve: { host: await this.serviceHost(host) } },
-      [],
-      '2.91',
+    const target = await this.serviceHost(host);
+    const before = await this.server(id);
+    if (before === null) throw new NovaError(404, `Server ${id} not found`);
+    if (before.status.startsWith('SHELVED') && !before['OS-EXT-STS:task_state']) {
+      await this.call(
+        'POST',
+        `/servers/${id}/action`,
+        { unshelve: { host: target } },
+        [409],
+        '2.91',
+      );
+    }
+    const after = await this.settle(id);
+    if (after === null) throw new NovaError(404, `Server ${id} vanished while unshelving`);
+    if (after.status === 'ACTIVE' && after['OS-EXT-SRV-ATTR:host'] === target) return;
+    const where =
+      after.status === 'ACTIVE' ? `it runs on ${after['OS-EXT-SRV-ATTR:host']}` : after.status;
+    throw new ComputeServiceError(
+      `Nova did not unshelve server ${id} onto ${host}: ${where}${await this.fault(id, after)}`,
     );
+  }
+
+  async shelveServer(id: string): Promise<void> {
+    const server = await this.server(id);
+    if (server === null) throw new NovaError(404, `Server ${id} not found`);
+    if (server.status === 'SHELVED') {
+      await this.call('POST', `/servers/${id}/action`, { shelveOffload: null }, [409]);
+    } else if (!server.status.startsWith('SHELVED')) {
+      await this.call('POST', `/servers/${id}/action`, { shelve: null }, [409]);
+    }
+    let after = await this.settle(id);
+    if (after?.status === 'SHELVED') {
+      // Nova keeps shelved servers on their host for a while unless told otherwise.
+      await this.call('POST', `/servers/${id}/action`, { shelveOffload: null }, [409]);
+      after = await this.settle(id);
+    }
+    if (after?.status !== 'SHELVED_OFFLOADED') {
+      throw new ComputeServiceError(
+        `Nova did not shelve server ${id}: ${after?.status ?? 'gone'}${after ? await this.fault(id, after) : ''}`,
+      );
+    }
   }
 
   async deleteServer(id: string): Promise<void> {
     await this.call('DELETE', `/servers/${id}`, undefined, [404]);
+    const left = await this.settle(id);
+    if (left !== null) {
+      throw new ComputeServiceError(
+        `Nova did not delete server ${id}: ${left.status}${await this.fault(id, left)}`,
+      );
+    }
+  }
+
+  async sizeReservation(reservationId: string, slots: Map<string, number>): Promise<void> {
+    await this.placement.setInventory(reservationId, slots);
+  }
+
+  async unsizeReservation(reservationId: string, hosts: string[]): Promise<void> {
+    await this.placement.deleteReservation(reservationId, hosts);
+  }
+
+  async slotHolders(reservationId: string, hosts: string[]): Promise<SlotHolder[]> {
+    return this.placement.consumers(reservationId, hosts);
+  }
+
+  private async server(id: string): Promise<NovaServer | null> {
+    const { server } = await this.call<{ server?: NovaServer }>(
+      'GET',
+      `/servers/${encodeURIComponent(id)}`,
+      undefined,
+      [404],
+    );
+    return server ?? null;
+  }
+
+  /**
+   * Polls a server until no task runs on it (Nova has finished or given up on the
+   * action), it is gone (null), or the action timeout passes (the last state seen).
+   * Nova sets the task before it answers an action, so an idle server is a result.
+   */
+  private async settle(id: string): Promise<NovaServer | null> {
+    const deadline = Date.now() + this.actionTimeoutMs;
+    for (;;) {
+      const s = await this.server(id);
+      if (s === null || (!s['OS-EXT-STS:task_state'] && s.status !== 'BUILD')) return s;
+      if (Date.now() >= deadline) return s;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  /** Nova's reason for the last failed action on a server, when it gives one. */
+  private async fault(id: string, server: NovaServer): Promise<string> {
+    if (server.fault?.message) return `: ${server.fault.message}`;
+    const { instanceActions } = await this.call<{
+      instanceActions?: { action: string; request_id: string }[];
+    }>('GET', `/servers/${id}/os-instance-actions`, undefined, [404]);
+    const last = instanceActions?.[0];
+    if (last === undefined) return '';
+    const { instanceAction } = await this.call<{
+      instanceAction?: { events?: { event: string; result: string; details?: string }[] };
+    }>('GET', `/servers/${id}/os-instance-actions/${last.request_id}`, undefined, [404], '2.84');
+    const failed = (instanceAction?.events ?? []).filter((e) => e.result === 'Error');
+    return failed.length === 0
+      ? ` (${last.action})`
+      : `: ${last.action} ${failed.map((e) => `${e.event}: ${e.details ?? 'Error'}`).join('; ')}`;
   }
 
   async snapshotServer(id: string, imageName: string): Promise<void> {
@@ -288,7 +411,12 @@ export class NovaDriver implements ComputeDriver {
       'GET',
       `/servers/detail?all_tenants=1&${filter}`,
     );
-    return servers.map((s) => ({ id: s.id, name: s.name, projectId: s.tenant_id }));
+    return servers.map((s) => ({
+      id: s.id,
+      name: s.name,
+      projectId: s.tenant_id,
+      preemptible: preemptible(s),
+    }));
   }
 
   private async hypervisors(): Promise<Hypervisor[]> {
@@ -329,17 +457,15 @@ export class NovaDriver implements ComputeDriver {
     token?: string,
   ): Promise<T> {
     const base = this.novaUrl ?? (await this.keystone.endpoint('compute'));
-    const res = await fetch(`${base}${path}`, {
+    const res = await openstackCall({
       method,
-      headers: {
-        'X-Auth-Token': token ?? (await this.keystone.serviceToken()),
-        'X-OpenStack-Nova-API-Version': version,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      url: `${base}${path}`,
+      token: token ?? (await this.keystone.serviceToken()),
+      headers: { 'X-OpenStack-Nova-API-Version': version },
+      body,
     });
-    const text = await res.text();
-    if (res.ok) return (text === '' ? {} : JSON.parse(text)) as T;
+    const text = res.text;
+    if (res.status >= 200 && res.status < 300) return res.body as T;
     if (tolerated.includes(res.status)) return {} as T;
     throw new NovaError(
       res.status,

@@ -29,6 +29,8 @@ export interface Config {
     domain: string;
   };
   novaUrl: string | null;
+  placementUrl: string | null;
+  novaActionTimeoutSeconds: number;
   cleaningTimeMinutes: number;
   topologyLevels: string[];
   beforeEndAction: '' | 'snapshot';
@@ -149,6 +151,8 @@ export function loadConfig(env: Env): Config {
       domain: r.text('SERVICE_DOMAIN', 'Default'),
     },
     novaUrl: r.optional('NOVA_URL'),
+    placementUrl: r.optional('PLACEMENT_URL'),
+    novaActionTimeoutSeconds: r.int('NOVA_ACTION_TIMEOUT_SECONDS', 300, 1, 86_400),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),

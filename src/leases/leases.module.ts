@@ -9,6 +9,6 @@ import { LeasesService } from './leases.service.js';
   imports: [ReservationsModule],
   controllers: [LeasesController],
   providers: [LeasesService, LeaseUpdater, LeasesRepository],
-  exports: [LeasesRepository],
+  exports: [LeasesRepository, LeasesService],
 })
 export class LeasesModule {}

@@ -67,4 +67,8 @@ export class PluginRegistry {
   types(): string[] {
     return [...this.byType.keys()];
   }
+
+  all(): ResourcePlugin[] {
+    return [...this.byType.values()];
+  }
 }

@@ -3,6 +3,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
+import { InstanceUpkeep } from './virtual-instance/instance-upkeep.js';
 import { VirtualInstancePlugin } from './virtual-instance/virtual-instance.plugin.js';
 import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
 
@@ -19,6 +20,7 @@ export class PluginsModule {
       providers: [
         PhysicalHostPlugin,
         VirtualInstancePlugin,
+        InstanceUpkeep,
         {
           provide: RESOURCE_PLUGINS,
           inject: [PhysicalHostPlugin, VirtualInstancePlugin],

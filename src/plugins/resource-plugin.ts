@@ -71,6 +71,12 @@ export interface ResourcePlugin {
   /** The lease ends: take the resources back. */
   onEnd(reservation: Reservation, lease: Lease): Promise<void>;
 
+  /**
+   * Periodic work where the manager runs (e.g. bringing Climate's record in line with
+   * the compute service). Optional; one failing item must not stop the rest.
+   */
+  upkeep?(): Promise<void>;
+
   /** Type-specific keys merged into the reservation's wire object. */
   present(reservation: Reservation): JsonObject;
 

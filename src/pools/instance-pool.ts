@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
+import { reservationClass } from '../compute/placement.client.js';
 import { PoolsRepository } from './pools.repository.js';
 
 export interface SlotReservation {
@@ -51,6 +52,8 @@ export class InstancePool {
     };
     const extraSpecs: Record<string, string> = {
       'aggregate_instance_extra_specs:reservation': r.id,
+      // One unit of the reservation's own class: Placement holds exactly its slots.
+      [`resources:${reservationClass(r.id)}`]: '1',
       ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
     };
     await this.driver.ensureFlavor({
@@ -65,9 +68,9 @@ export class InstancePool {
       const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
         metadata,
       });
-      const held = await sql<{ id: number; name: string }>(
+      const held = await sql<{ id: number; name: string; slots: number }>(
         tx,
-        `SELECT h.id, h.hypervisor_hostname AS name FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+        `SELECT h.id, h.hypervisor_hostname AS name, a.slots FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
           WHERE a.reservation_id = $1 ORDER BY h.id`,
         [r.id],
       );
@@ -81,7 +84,18 @@ export class InstancePool {
     });
     // Climate's record of the aggregate changes only after the compute service's did:
     // where they differ, the next heal knows to bring the compute service in line.
-    await this.driver.ensurePool({ name: r.id, availabilityZone: null, metadata });
+    const computeId = await this.driver.ensurePool({
+      name: r.id,
+      availabilityZone: null,
+      metadata,
+    });
+    await this.driver.sizeReservation(
+      r.id,
+      new Map([
+        ...stale.map((h) => [h.name, 0] as const),
+        ...hosts.map((h) => [h.name, h.slots] as const),
+      ]),
+    );
     for (const host of stale) await this.driver.removeHost(r.id, host.name);
     for (const host of hosts) await this.driver.addHost(r.id, host.name);
     await sql(
@@ -95,17 +109,30 @@ export class InstancePool {
       [aggregateId, stale.map((h) => h.id), hosts.map((h) => h.id), this.clock.now(), r.id],
     );
     await this.driver.grantFlavorAccess(r.id, r.projectId);
-    return { serverGroupId, aggregateId };
+    // Blazar shows the compute service's aggregate id where there is one.
+    return { serverGroupId, aggregateId: computeId ?? aggregateId };
   }
 
   /** Servers built with the flavor go first, then the flavor, the group and the pool. */
   async end(r: SlotReservation): Promise<void> {
-    for (const server of await this.driver.serversWithFlavor(r.id)) {
-      await this.driver.deleteServer(server.id);
-    }
+    const servers = await this.driver.serversWithFlavor(r.id);
+    await Promise.all(servers.map((s) => this.driver.deleteServer(s.id)));
     await this.driver.revokeFlavorAccess(r.id, r.projectId);
     await this.driver.deleteFlavor(r.id);
     if (r.serverGroupId !== null) await this.driver.deleteServerGroup(r.serverGroupId);
+    const { rows } = await sql<{ name: string }>(
+      this.dataSource.manager,
+      `SELECT h.hypervisor_hostname AS name FROM aggregate_hosts ah
+         JOIN aggregates a ON a.id = ah.aggregate_id JOIN hosts h ON h.id = ah.host_id
+        WHERE a.name = $1 AND a.kind = 'instance'
+       UNION SELECT h.hypervisor_hostname FROM instance_allocations ia JOIN hosts h ON h.id = ia.host_id
+        WHERE ia.reservation_id = $2`,
+      [r.id, r.id],
+    );
+    await this.driver.unsizeReservation(
+      r.id,
+      rows.map((h) => h.name),
+    );
     await withTransaction(this.dataSource, (tx) => this.pools.deleteAggregate(tx, r.id));
     await this.driver.deletePool(r.id);
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { COMPUTE_DRIVER, type ComputeDriver, type Server } from '../compute/compute-driver.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
@@ -10,6 +10,12 @@ import { HOST_USAGE } from './allocations.repository.js';
 import { PoolsRepository } from './pools.repository.js';
 
 export const FREEPOOL = 'freepool';
+
+/**
+ * The recycle pool's zone: Blazar's Nova filter keeps plain servers off hosts whose
+ * aggregate zone has its prefix, so draining hosts are refused under either filter.
+ */
+export const RECYCLE_ZONE = 'blazar_recycle';
 
 /** Blazar's availability zone for a reservation's pool (its Nova filter keys on it). */
 export function reservationZone(reservationId: string): string {
@@ -89,8 +95,7 @@ export class PoolSync {
     }
     for (const host of joined) {
       await this.driver.removeHost(FREEPOOL, host.name);
-      // Whatever still runs on a freshly reserved host (preemptible servers) goes.
-      await this.removeServers(host.name, (s) => !tenants.has(s.projectId));
+      await this.clearForTenants(host.name, tenants);
       await this.driver.addHost(reservationId, host.name);
     }
   }
@@ -143,6 +148,13 @@ export class PoolSync {
       await this.pools.deleteAggregate(tx, reservationId);
       return moved;
     });
+    if ([...targets.values()].includes('recycle')) {
+      await this.driver.ensurePool({
+        name: 'recycle',
+        availabilityZone: RECYCLE_ZONE,
+        metadata: {},
+      });
+    }
     for (const host of hosts) {
       await this.driver.removeHost(reservationId, host.name);
       const target = targets.get(host.id);
@@ -181,13 +193,27 @@ export class PoolSync {
     return released;
   }
 
-  private async removeServers(
-    host: string,
-    which: (s: Server) => boolean = () => true,
-  ): Promise<void> {
-    for (const server of await this.driver.serversOnHost(host)) {
-      if (which(server)) await this.driver.deleteServer(server.id);
+  /**
+   * Preemptible servers of other projects on a freshly reserved host go; any other
+   * server of another project is never removed: the start waits (and is retried) until
+   * its owner has moved it.
+   */
+  private async clearForTenants(host: string, tenants: Set<string>): Promise<void> {
+    const others = (await this.driver.serversOnHost(host)).filter((s) => !tenants.has(s.projectId));
+    await Promise.all(
+      others.filter((s) => s.preemptible).map((s) => this.driver.deleteServer(s.id)),
+    );
+    const kept = others.filter((s) => !s.preemptible);
+    if (kept.length > 0) {
+      throw new Error(
+        `host ${host} still runs servers of other projects (${kept.map((s) => s.id).join(', ')})`,
+      );
     }
+  }
+
+  private async removeServers(host: string): Promise<void> {
+    const servers = await this.driver.serversOnHost(host);
+    await Promise.all(servers.map((s) => this.driver.deleteServer(s.id)));
   }
 
   private async allocatedIds(em: EntityManager, reservationId: string): Promise<number[]> {

@@ -12,13 +12,15 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { PoolSync } from './pool-sync.js';
 
 /**
  * Periodic pool work where the manager runs: heal reservations whose hosts failed
  * (retrying what could not be moved before), release recycled hosts, and remove the
- * Keystone trusts of ended leases that could not be removed at their end.
+ * Keystone trusts of ended leases that could not be removed at their end; then each
+ * plugin's own upkeep.
  */
 @Injectable()
 export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -31,6 +33,7 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
     private readonly healing: HealingService,
     private readonly pools: PoolSync,
     private readonly trusts: TrustsService,
+    private readonly plugins: PluginRegistry,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -53,6 +56,7 @@ export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationSh
       await this.healing.heal();
       await this.pools.sweepRecycle();
       await this.trusts.sweep();
+      for (const plugin of this.plugins.all()) await plugin.upkeep?.();
     } catch (error) {
       this.logger.error(error instanceof Error ? error : String(error));
     } finally {

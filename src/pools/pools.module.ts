@@ -15,13 +15,12 @@ import { SlotsRepository } from './slots.repository.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
 import { PoolsMaintenance } from './pools-maintenance.js';
-import { SchedulerController } from './scheduler.controller.js';
-import { SchedulerFilterService } from './scheduler-filter.service.js';
+import { PoolsController } from './pools.controller.js';
 
-/** Hosts, pools, allocations, the capacity plan and the scheduler filter. */
+/** Hosts, pools, allocations and the capacity plan. */
 @Global()
 @Module({
-  controllers: [HostsController, SchedulerController],
+  controllers: [HostsController, PoolsController],
   providers: [
     AllocationsRepository,
     AllocationsService,
@@ -37,7 +36,6 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
     SlotMover,
     SlotsRepository,
     PoolsMaintenance,
-    SchedulerFilterService,
   ],
   exports: [
     COMPUTE_DRIVER,

@@ -5,6 +5,7 @@ import type {
   PoolSpec,
   Server,
   ServerInfo,
+  SlotHolder,
 } from '../../src/compute/compute-driver.js';
 
 /**
@@ -22,10 +23,11 @@ export class MemoryDriver implements ComputeDriver {
   async hostInventory(): Promise<HostInventory | null> {
     return null;
   }
-  async ensurePool(spec: PoolSpec): Promise<void> {
+  async ensurePool(spec: PoolSpec): Promise<number | null> {
     const pool = this.pools.get(spec.name);
     if (pool) pool.spec = spec;
     else this.pools.set(spec.name, { spec, hosts: new Set() });
+    return null;
   }
   async deletePool(name: string): Promise<void> {
     this.pools.delete(name);
@@ -91,6 +93,30 @@ export class MemoryDriver implements ComputeDriver {
       ...(this.servers.get(host) ?? []),
       { id, name: 'unshelved', projectId: server.projectId },
     ]);
+  }
+  async shelveServer(id: string): Promise<void> {
+    const server = this.shelved.get(id);
+    if (server === undefined) throw new Error(`no server ${id}`);
+    Object.assign(server, { status: 'SHELVED_OFFLOADED', host: null });
+  }
+  /** Per reservation, its size per host (Placement inventory in Nova). */
+  readonly sizes = new Map<string, Map<string, number>>();
+  /** Servers holding slots, per reservation, as the compute service reports them. */
+  readonly holders = new Map<string, SlotHolder[]>();
+
+  async sizeReservation(reservationId: string, slots: Map<string, number>): Promise<void> {
+    const size = this.sizes.get(reservationId) ?? new Map<string, number>();
+    for (const [host, n] of slots) {
+      if (n > 0) size.set(host, n);
+      else size.delete(host);
+    }
+    this.sizes.set(reservationId, size);
+  }
+  async unsizeReservation(reservationId: string): Promise<void> {
+    this.sizes.delete(reservationId);
+  }
+  async slotHolders(reservationId: string): Promise<SlotHolder[] | null> {
+    return this.holders.get(reservationId) ?? [];
   }
   async hostStates(): Promise<Map<string, boolean> | null> {
     return this.states;

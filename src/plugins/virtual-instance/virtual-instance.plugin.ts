@@ -15,6 +15,7 @@ import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
 import type { ReserveContext, ResourcePlugin, Window } from '../resource-plugin.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
+import { InstanceUpkeep } from './instance-upkeep.js';
 import { pickSlots, Placement } from './pick-slots.js';
 
 /**
@@ -35,7 +36,12 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     private readonly pool: InstancePool,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly upkeeper: InstanceUpkeep,
   ) {}
+
+  upkeep(): Promise<void> {
+    return this.upkeeper.run();
+  }
 
   /**
    * With `resource_id`, the reservation is for an existing server that Nova keeps
@@ -49,7 +55,8 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     if (server === null || server.projectId !== context.projectId) {
       throw new InvalidInput(`Server ${serverId} not found`, 'ServerNotFound');
     }
-    if (!server.status.startsWith('SHELVED')) {
+    // BUILD: a server booted with `reserved=True`, asking for its lease while scheduled.
+    if (!server.status.startsWith('SHELVED') && server.status !== 'BUILD') {
       throw new InvalidInput(
         `Server ${serverId} is ${server.status}; only a shelved server can be reserved`,
       );
@@ -162,8 +169,13 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     const params = asInstanceParams(reservation.params);
     const made = await this.pool.start(this.slotReservation(reservation, lease, params));
     if (params.server_id) {
-      // The reserved server wakes on the host its slot is on.
+      // The reserved server wakes on the host its slot is on; one that still runs
+      // elsewhere (its lease was made at boot for later) is shelved first.
       const [host] = await this.slots.hostNames(this.dataSource.manager, reservation.id);
+      const server = await this.driver.getServer(params.server_id);
+      if (server?.status === 'ACTIVE' && server.host !== host) {
+        await this.driver.shelveServer(params.server_id);
+      }
       if (host !== undefined) await this.driver.unshelveServer(params.server_id, host);
     }
     const stored: InstanceParams = {

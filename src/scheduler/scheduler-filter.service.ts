@@ -1,14 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InvalidInput } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 
 export interface FilterRequest {
   hosts?: unknown;
   project_id?: unknown;
+  user_id?: unknown;
+  instance_uuid?: unknown;
   hints?: unknown;
   flavor_extra_specs?: unknown;
+}
+
+/** The hosts that pass, in the order asked, and why each other one does not. */
+export interface FilterAnswer {
+  hosts: string[];
+  rejected: Record<string, string>;
 }
 
 /** Hosts that share a pool share a verdict: the query returns one row per pool. */
@@ -68,7 +75,7 @@ export class SchedulerFilterService {
     return json;
   }
 
-  async filter(body: FilterRequest): Promise<JsonObject> {
+  async filter(body: FilterRequest): Promise<FilterAnswer> {
     if (typeof body.project_id !== 'string' || body.project_id === '') {
       throw new InvalidInput('Missing parameter project_id', 'MissingParameter');
     }
@@ -131,7 +138,7 @@ export class SchedulerFilterService {
     names: string[] | null,
     project: string,
     reservationId: string,
-  ): Promise<JsonObject> {
+  ): Promise<FilterAnswer> {
     const { rows } = await sql<{ name: string; member: boolean; allowed: boolean }>(
       this.dataSource.manager,
       `WITH asked AS (

@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { makeIdentity } from '../common/auth/identity.js';
+import { Clock } from '../common/clock.js';
+import { InvalidInput, MissingParameter } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { sql } from '../database/sql.js';
+import { LeasesService } from '../leases/leases.service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface BootRequest {
+  hosts?: unknown;
+  project_id?: unknown;
+  user_id?: unknown;
+  instance_uuid?: unknown;
+  hints?: unknown;
+}
+
+/** The hints of a boot that asks for its own lease: `reserved=True` and `lease_params`. */
+export function wantsReservation(body: BootRequest): boolean {
+  const hints = body.hints as Record<string, unknown> | undefined;
+  const reserved = hints?.reserved;
+  return typeof reserved === 'string' ? /^(true|1|yes)$/i.test(reserved) : reserved === true;
+}
+
+interface LeaseParams {
+  name: string;
+  start: string;
+  end: string;
+  before_end?: string;
+}
+
+/** `lease_params='{"name": …, "start": "now", "end": "2030-12-1 16:07"}'`, checked. */
+export function parseLeaseParams(raw: unknown): LeaseParams {
+  if (raw === undefined || raw === null) throw new MissingParameter('lease_params');
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new InvalidInput('Malformed lease_params: not JSON', 'MalformedParameter');
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidInput('Malformed lease_params: not an object', 'MalformedParameter');
+  }
+  const p = value as Record<string, unknown>;
+  for (const key of ['name', 'start', 'end']) {
+    if (typeof p[key] !== 'string' || p[key] === '') {
+      throw new InvalidInput(`Malformed lease_params: ${key} is required`, 'MalformedParameter');
+    }
+  }
+  const unknown = Object.keys(p).filter((k) => !['name', 'start', 'end', 'before_end'].includes(k));
+  if (unknown.length > 0) {
+    throw new InvalidInput(`Malformed lease_params: unknown ${unknown.join(', ')}`);
+  }
+  return p as unknown as LeaseParams;
+}
+
+/**
+ * A server booted with `--hint reserved=True --hint lease_params=…` gets a lease of its
+ * own: a virtual:instance reservation of that server. The instance uuid is the
+ * idempotency key, so however often Nova retries the scheduling there is one lease. A
+ * lease that starts now keeps the server on its slot's host; a later one lets it boot
+ * where plain servers go, and the manager shelves it until the start.
+ */
+@Injectable()
+export class ReservedBoot {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly leases: LeasesService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates (or finds) the server's lease; returns the slot hosts when it runs now. */
+  async lease(body: BootRequest): Promise<{ leaseId: string; slotHosts: string[] | null }> {
+    const params = parseLeaseParams((body.hints as Record<string, unknown>).lease_params);
+    const server = body.instance_uuid;
+    if (typeof server !== 'string' || !UUID.test(server)) {
+      throw new InvalidInput('A reserved boot needs the instance_uuid', 'MissingParameter');
+    }
+    if (typeof body.project_id !== 'string' || body.project_id === '') {
+      throw new MissingParameter('project_id');
+    }
+    const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
+    const caller = makeIdentity(user, body.project_id, ['member']);
+    const { lease } = await this.leases.create(
+      caller,
+      {
+        name: params.name,
+        start_date: params.start,
+        end_date: params.end,
+        ...(params.before_end === undefined ? {} : { before_end_date: params.before_end }),
+        reservations: [{ resource_type: 'virtual:instance', resource_id: server }],
+      },
+      `nova-instance:${server}`,
+    );
+    const leaseId = lease.id as string;
+    const reservation = (lease.reservations as JsonObject[])[0].id as string;
+    const { rows } = await sql<{ now: boolean; name: string | null }>(
+      this.dataSource.manager,
+      `SELECT l.start_at <= $2 AS now, h.hypervisor_hostname AS name
+         FROM leases l LEFT JOIN instance_allocations a ON a.reservation_id = $3
+         LEFT JOIN hosts h ON h.id = a.host_id
+        WHERE l.id = $1`,
+      [leaseId, this.clock.now(), reservation],
+    );
+    const startsNow = rows[0]?.now === true;
+    return {
+      leaseId,
+      slotHosts: startsNow ? rows.flatMap((r) => (r.name === null ? [] : [r.name])) : null,
+    };
+  }
+}

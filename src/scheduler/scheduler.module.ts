@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { LeasesModule } from '../leases/leases.module.js';
+import { ReservedBoot } from './reserved-boot.js';
+import { SchedulerController } from './scheduler.controller.js';
+import { SchedulerFilterService } from './scheduler-filter.service.js';
+
+/** What Nova's scheduler asks: which hosts a request may use, and leases made at boot. */
+@Module({
+  imports: [LeasesModule],
+  controllers: [SchedulerController],
+  providers: [SchedulerFilterService, ReservedBoot],
+})
+export class SchedulerModule {}
