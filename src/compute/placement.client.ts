@@ -88,20 +88,20 @@ export class PlacementClient {
         inventories: Record<string, { total: number }>;
       };
       if (current.inventories[rc]?.total === total) return;
-      const put = await this.call(
-        'PUT',
-        `${path}/${rc}`,
-        {
-          resource_provider_generation: current.resource_provider_generation,
-          total,
-          reserved: 0,
-          min_unit: 1,
-          max_unit: 1,
-          step_size: 1,
-          allocation_ratio: 1.0,
-        },
-        [409],
-      );
+      const record = {
+        resource_provider_generation: current.resource_provider_generation,
+        total,
+        reserved: 0,
+        min_unit: 1,
+        max_unit: 1,
+        step_size: 1,
+        allocation_ratio: 1.0,
+      };
+      // A new class on the provider is created (POST); an existing one is set (PUT).
+      const put =
+        current.inventories[rc] === undefined
+          ? await this.call('POST', path, { resource_class: rc, ...record }, [409])
+          : await this.call('PUT', `${path}/${rc}`, record, [409]);
       if (put.status < 300) return;
       // Another writer moved the generation on: read it again.
     }

@@ -4,6 +4,7 @@ import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Init1763800000000 } from './migrations/1763800000000-Init.js';
 import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
+import { ServerReservations1764100000000 } from './migrations/1764100000000-ServerReservations.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
 import { Aggregate } from '../pools/entities/aggregate.entity.js';
 import { Host } from '../pools/entities/host.entity.js';
@@ -18,4 +19,9 @@ export const ENTITIES = [
   ResourceProperty,
   Aggregate,
 ];
-export const MIGRATIONS = [Init1763800000000, Pools1763900000000, InstanceSlots1764000000000];
+export const MIGRATIONS = [
+  Init1763800000000,
+  Pools1763900000000,
+  InstanceSlots1764000000000,
+  ServerReservations1764100000000,
+];

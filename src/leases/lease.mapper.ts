@@ -19,6 +19,8 @@ export function toEventWire(e: LeaseEvent): JsonObject {
     event_type: e.eventType,
     time: formatWireDate(e.time),
     status: e.status,
+    // Why the last attempt failed (kept while it is retried): beyond Blazar's fields.
+    last_error: e.lastError,
     created_at: formatTimestamp(e.createdAt),
     updated_at: formatTimestamp(e.updatedAt),
   };

@@ -3,7 +3,6 @@ import { DataSource } from 'typeorm';
 import { makeIdentity } from '../common/auth/identity.js';
 import { Clock } from '../common/clock.js';
 import { InvalidInput, MissingParameter } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import { LeasesService } from '../leases/leases.service.js';
 
@@ -73,8 +72,8 @@ export class ReservedBoot {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates (or finds) the server's lease; returns the slot hosts when it runs now. */
-  async lease(body: BootRequest): Promise<{ leaseId: string; slotHosts: string[] | null }> {
+  /** Creates (or finds) the lease of a server booted with `reserved=True`. */
+  async lease(body: BootRequest): Promise<void> {
     const params = parseLeaseParams((body.hints as Record<string, unknown>).lease_params);
     const server = body.instance_uuid;
     if (typeof server !== 'string' || !UUID.test(server)) {
@@ -85,7 +84,7 @@ export class ReservedBoot {
     }
     const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
     const caller = makeIdentity(user, body.project_id, ['member']);
-    const { lease } = await this.leases.create(
+    await this.leases.create(
       caller,
       {
         name: params.name,
@@ -96,20 +95,24 @@ export class ReservedBoot {
       },
       `nova-instance:${server}`,
     );
-    const leaseId = lease.id as string;
-    const reservation = (lease.reservations as JsonObject[])[0].id as string;
-    const { rows } = await sql<{ now: boolean; name: string | null }>(
+  }
+
+  /**
+   * The hosts of the slot a server holds through a reservation of its own whose lease
+   * has started (a boot that starts now, an unshelve at the start), or null: such a
+   * server goes there and nowhere else.
+   */
+  async slotHosts(instanceUuid: unknown): Promise<string[] | null> {
+    if (typeof instanceUuid !== 'string' || !UUID.test(instanceUuid)) return null;
+    const { rows } = await sql<{ name: string }>(
       this.dataSource.manager,
-      `SELECT l.start_at <= $2 AS now, h.hypervisor_hostname AS name
-         FROM leases l LEFT JOIN instance_allocations a ON a.reservation_id = $3
-         LEFT JOIN hosts h ON h.id = a.host_id
-        WHERE l.id = $1`,
-      [leaseId, this.clock.now(), reservation],
+      `SELECT h.hypervisor_hostname AS name
+         FROM reservations r JOIN leases l ON l.id = r.lease_id
+         JOIN instance_allocations a ON a.reservation_id = r.id JOIN hosts h ON h.id = a.host_id
+        WHERE r.params ->> 'server_id' = $1 AND r.status IN ('pending', 'active')
+          AND l.start_at <= $2`,
+      [instanceUuid, this.clock.now()],
     );
-    const startsNow = rows[0]?.now === true;
-    return {
-      leaseId,
-      slotHosts: startsNow ? rows.flatMap((r) => (r.name === null ? [] : [r.name])) : null,
-    };
+    return rows.length === 0 ? null : rows.map((r) => r.name);
   }
 }

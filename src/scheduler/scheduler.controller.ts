@@ -19,17 +19,24 @@ export class SchedulerController {
   async run(@Caller() caller: Identity, @Body() body: FilterRequest, @Res() res: Response) {
     requireAdmin(caller, 'climate:scheduler:filter');
     const request = body ?? {};
+    // A boot that asks for its own lease gets it first (one per instance, however often
+    // Nova asks); the hints that asked are not a reservation hint.
+    let hints = request.hints;
     if (wantsReservation(request)) {
-      // The server's own lease first; then it goes where that lease says.
-      const { slotHosts } = await this.reservedBoot.lease(request);
-      const hints = { ...(request.hints as Record<string, unknown>) };
-      delete hints.reserved;
-      delete hints.lease_params;
-      const answer = await this.filter.filter({ ...request, hints });
-      res.type('application/json').send(slotHosts === null ? answer : onlyOn(answer, slotHosts));
+      await this.reservedBoot.lease(request);
+      hints = Object.fromEntries(
+        Object.entries(hints as Record<string, unknown>).filter(
+          ([k]) => k !== 'reserved' && k !== 'lease_params',
+        ),
+      );
+    }
+    const slotHosts = await this.reservedBoot.slotHosts(request.instance_uuid);
+    if (slotHosts === null && !wantsReservation(request)) {
+      res.type('application/json').send(await this.filter.filterJson(request));
       return;
     }
-    res.type('application/json').send(await this.filter.filterJson(request));
+    const answer = await this.filter.filter({ ...request, hints });
+    res.type('application/json').send(slotHosts === null ? answer : onlyOn(answer, slotHosts));
   }
 }
 
