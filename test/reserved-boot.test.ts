@@ -139,6 +139,24 @@ describe('leases made by a boot with reserved=True', () => {
     expect(await leasesOf('bad')).toEqual([]);
   });
 
+  it('should refuse a reserved boot of several servers at once and create nothing', async () => {
+    const res = await t.http
+      .post('/v1/scheduler/filter')
+      .send({
+        hosts: ['rb-1'],
+        project_id: 'multi',
+        instance_uuid: building('multi'),
+        num_instances: 2,
+        hints: {
+          reserved: 'True',
+          lease_params: '{"name":"a","start":"now","end":"2043-01-01 03:00"}',
+        },
+      })
+      .expect(400);
+    expect(res.body.error_message).toContain('one server at a time');
+    expect(await leasesOf('multi')).toEqual([]);
+  });
+
   it('should refuse a reserved boot that names no instance', async () => {
     await t.http
       .post('/v1/scheduler/filter')

@@ -13,6 +13,7 @@ export interface BootRequest {
   project_id?: unknown;
   user_id?: unknown;
   instance_uuid?: unknown;
+  num_instances?: unknown;
   hints?: unknown;
 }
 
@@ -81,6 +82,10 @@ export class ReservedBoot {
     }
     if (typeof body.project_id !== 'string' || body.project_id === '') {
       throw new MissingParameter('project_id');
+    }
+    // Nova asks once for a multi-create: the others would boot without a lease.
+    if (body.num_instances !== undefined && body.num_instances !== 1) {
+      throw new InvalidInput('A reserved boot makes one server at a time (--min-count 1)');
     }
     const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
     const caller = makeIdentity(user, body.project_id, ['member']);

@@ -8,6 +8,7 @@ export interface FilterRequest {
   project_id?: unknown;
   user_id?: unknown;
   instance_uuid?: unknown;
+  num_instances?: unknown;
   hints?: unknown;
   flavor_extra_specs?: unknown;
 }

@@ -57,6 +57,8 @@ def request_body(host_states, spec_obj):
         'project_id': attr(spec_obj, 'project_id'),
         'user_id': attr(spec_obj, 'user_id'),
         'instance_uuid': attr(spec_obj, 'instance_uuid'),
+        # Climate refuses a reserved boot of several servers: it sees one uuid.
+        'num_instances': attr(spec_obj, 'num_instances', 1),
         'hints': flat_hints(attr(spec_obj, 'scheduler_hints', {})),
         'flavor_extra_specs': dict(attr(flavor, 'extra_specs', {})),
     }

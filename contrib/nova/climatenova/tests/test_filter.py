@@ -57,6 +57,7 @@ class FilterAllTest(unittest.TestCase):
             'project_id': 'p1',
             'user_id': 'u1',
             'instance_uuid': INSTANCE,
+            'num_instances': 1,
             'hints': {'reservation': 'r-1', 'group': ['g1', 'g2']},
             'flavor_extra_specs': {'hw:cpu_policy': 'dedicated'},
         }, stub.bodies[0])

@@ -57,6 +57,7 @@ class HttpTest(unittest.TestCase):
             'project_id': 'p1',
             'user_id': 'u1',
             'instance_uuid': INSTANCE,
+            'num_instances': 1,
             'hints': {'reservation': 'r-1', 'lease_params': '{"a": 1}',
                       'group': ['g1', 'g2']},
             'flavor_extra_specs': {

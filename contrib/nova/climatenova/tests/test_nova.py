@@ -97,11 +97,17 @@ class NovaTest(unittest.TestCase):
         self.assertEqual({'a': '1', 'b': ['1', '2']}, body['hints'])
         self.assertEqual({'k': 'v'}, body['flavor_extra_specs'])
 
+    def test_should_send_the_server_count_when_several_are_booted(self):
+        request = objects.RequestSpec(num_instances=3)
+        body = climate_filter.request_body(self.hosts, request)
+        self.assertEqual(3, body['num_instances'])
+
     def test_should_send_nulls_when_the_spec_fields_are_unset(self):
         body = climate_filter.request_body(self.hosts, objects.RequestSpec())
         self.assertEqual({
             'hosts': ['fake-1', 'fake-2', 'fake-3'], 'project_id': None,
-            'user_id': None, 'instance_uuid': None, 'hints': {},
+            'user_id': None, 'instance_uuid': None, 'num_instances': 1,
+            'hints': {},
             'flavor_extra_specs': {}}, body)
 
 
