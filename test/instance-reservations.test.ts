@@ -185,6 +185,8 @@ describe('virtual:instance reservations', () => {
       .send({ reservations: [{ id: rid, amount: 2 }] })
       .expect(200);
     expect(Object.values(await slotsOf(rid)).reduce((a, b) => a + b, 0)).toBe(2);
+    // the compute service's size follows the new amount right after the update
+    expect(Object.fromEntries(driver.sizes.get(rid) ?? [])).toEqual(await slotsOf(rid));
     const other = await t.http
       .put(`/v1/leases/${id}`)
       .send({ reservations: [{ id: rid, vcpus: 2 }] })
