@@ -21,6 +21,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
 import type { Database } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
+import { HostsModule } from './hosts/hosts.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
@@ -111,6 +112,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         PluginsModule.forRoot(options.plugins),
         PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
+        HostsModule,
         LeasesModule,
         SchedulerModule,
         EventsModule,

@@ -2,7 +2,7 @@ import { createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
-import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
+import { Maintenance } from '../src/plugins/maintenance.service.js';
 
 const HOUR = 3600_000;
 
@@ -105,7 +105,7 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     expect(driver.poolOf('rcy-1')).toEqual(['recycle']);
     // Blazar's filter refuses hosts in a zone with its prefix: no plain boots on them
     expect(driver.pools.get('recycle')?.spec?.availabilityZone).toBe('blazar_recycle');
-    const maintenance = t.app.get(PoolsMaintenance);
+    const maintenance = t.app.get(Maintenance);
     await maintenance.run();
     expect(driver.poolOf('rcy-1')).toEqual(['recycle']);
     t.clock.advance(31 * 60_000);
@@ -124,7 +124,7 @@ describe('what the physical:host plugin asks of the compute driver', () => {
       ['dn-1', false],
       ['dn-2', true],
     ]);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     const hosts = (await t.http.get('/v1/os-hosts')).body.hosts as {
       hypervisor_hostname: string;
       reservable: boolean;
@@ -137,7 +137,7 @@ describe('what the physical:host plugin asks of the compute driver', () => {
       ['dn-1', true],
       ['dn-2', true],
     ]);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     const after = (await t.http.get('/v1/os-hosts')).body.hosts as {
       hypervisor_hostname: string;
       reservable: boolean;

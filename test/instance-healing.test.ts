@@ -2,7 +2,7 @@ import { connect, createTestDatabase, TestDatabase } from './support/database.js
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, healthFlags, hostReservation, slotReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
-import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
+import { Maintenance } from '../src/plugins/maintenance.service.js';
 
 const HOUR = 3600_000;
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
@@ -106,7 +106,7 @@ describe('instance slots on failing and leaving hosts', () => {
 
     // sh-1 comes back: the periodic heal moves them there and clears the flags
     await setReservable('sh-1', true);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(await slotsOf(rid)).toEqual({ 'sh-1': 2 });
     expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['sh-1']));
     expect(await flags(leaseId)).toMatchObject({ degraded: false, missing: false });
@@ -130,7 +130,7 @@ describe('instance slots on failing and leaving hosts', () => {
     expect(await flags(together.leaseId)).toMatchObject({ missing: true, degraded: true });
     // af-2 is back: the periodic heal moves both slots there, together
     await setReservable('af-2', true);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(await slotsOf(together.rid)).toEqual({ 'af-2': 2 });
     expect(driver.pools.get(together.rid)?.hosts).toEqual(new Set(['af-2']));
     expect(await flags(together.leaseId)).toMatchObject({ missing: false, degraded: false });
@@ -146,7 +146,7 @@ describe('instance slots on failing and leaving hosts', () => {
     // Climate moved the slots; the compute service did not follow yet
     expect(await slotsOf(rid)).toEqual({ 'rs-2': 2 });
     expect(driver.pools.get(rid)?.hosts).toEqual(new Set());
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(driver.pools.get(rid)?.hosts).toEqual(new Set(['rs-2']));
     expect(await flags(leaseId)).toMatchObject({ missing: false, changed: true });
   });

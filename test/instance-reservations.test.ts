@@ -1,7 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
-import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
+import { Maintenance } from '../src/plugins/maintenance.service.js';
 import { MemoryDriver } from './support/memory-driver.js';
 
 const HOUR = 3600_000;
@@ -251,7 +251,7 @@ describe('virtual:instance reservations', () => {
     driver.servers.set('fl-1', [{ id: 'vm-fl', name: rid, projectId: 'tenant-x' }]);
     // a server Nova placed on a slot, never claimed through the API, shows as a claim
     driver.holders.set(rid, [{ serverId: 'vm-fl', host: 'fl-1' }]);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     const claims = (await t.http.get(`/v1/leases/${created.body.lease.id}`)).body.lease
       .reservations[0].claims;
     expect(claims).toEqual([expect.objectContaining({ server_id: 'vm-fl', host: 'fl-1' })]);
@@ -331,7 +331,7 @@ describe('virtual:instance reservations', () => {
       .expect(201);
     // it boots where plain servers go, then waits shelved until its start
     Object.assign(driver.shelved.get('srv-new') ?? {}, { status: 'ACTIVE', host: 'elsewhere' });
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(driver.shelved.get('srv-new')?.status).toBe('SHELVED_OFFLOADED');
     expect(busy.body.error_message).toContain('only a shelved server can be reserved');
 

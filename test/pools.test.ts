@@ -1,7 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, healthFlags, hostReservation } from './support/hosts.js';
-import { PoolsMaintenance } from '../src/pools/pools-maintenance.js';
+import { Maintenance } from '../src/plugins/maintenance.service.js';
 
 const HOUR = 3600_000;
 
@@ -170,7 +170,7 @@ describe('pools, the scheduler filter and healing', () => {
 
     // heal-1 comes back: the periodic heal moves the reservation there and clears the flags
     await t.http.put(`/v1/os-hosts/${h1}`).send({ reservable: true }).expect(200);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(await flags(leaseId)).toMatchObject({ degraded: false, missing: false });
     expect(await pool('heal-1')).toBe(reservationId);
   });
@@ -219,7 +219,7 @@ describe('pools, the scheduler filter and healing', () => {
     expect((await t.http.get(`/v1/leases/${leaseId}`)).body.lease.status).toBe('TERMINATED');
     expect(await pool('rc-1')).toBe('recycle');
     // with the builtin driver there are no servers left, so the next sweep releases it
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect(await pool('rc-1')).toBe('freepool');
   });
 

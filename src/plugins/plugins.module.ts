@@ -3,13 +3,24 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
+import { EVACUATION } from '../pools/evacuation.js';
+import { HealingService } from './healing.service.js';
+import { Maintenance } from './maintenance.service.js';
+import { HostMover } from './physical-host/host-mover.js';
+import { ClaimsController } from './virtual-instance/claims.controller.js';
+import { ClaimsService } from './virtual-instance/claims.service.js';
+import { InstancePool } from './virtual-instance/instance-pool.js';
 import { InstanceUpkeep } from './virtual-instance/instance-upkeep.js';
+import { SlotMover } from './virtual-instance/slot-mover.js';
+import { SlotsRepository } from './virtual-instance/slots.repository.js';
 import { VirtualInstancePlugin } from './virtual-instance/virtual-instance.plugin.js';
 import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
 
 /**
- * The resource plugins Climate ships, plus any `extra` ones (test doubles), and the
- * registry of those PLUGINS enables.
+ * The resource plugins Climate ships, each with the code of its own type (physical
+ * hosts: moving whole-host allocations; instance slots: slots, claims, the instance
+ * pool), plus any `extra` ones (test doubles); the registry of those PLUGINS enables;
+ * and the healing and periodic upkeep that dispatch to them.
  */
 @Global()
 @Module({})
@@ -17,10 +28,19 @@ export class PluginsModule {
   static forRoot(extra: ResourcePlugin[] = []): DynamicModule {
     return {
       module: PluginsModule,
+      controllers: [ClaimsController],
       providers: [
         PhysicalHostPlugin,
+        HostMover,
         VirtualInstancePlugin,
+        ClaimsService,
+        InstancePool,
         InstanceUpkeep,
+        SlotMover,
+        SlotsRepository,
+        HealingService,
+        { provide: EVACUATION, useExisting: HealingService },
+        Maintenance,
         {
           provide: RESOURCE_PLUGINS,
           inject: [PhysicalHostPlugin, VirtualInstancePlugin],
@@ -36,7 +56,7 @@ export class PluginsModule {
             new PluginRegistry(available, config.plugins),
         },
       ],
-      exports: [PluginRegistry],
+      exports: [PluginRegistry, EVACUATION],
     };
   }
 }

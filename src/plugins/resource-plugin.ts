@@ -1,5 +1,6 @@
 import type { JsonObject } from '../common/json.js';
 import type { EntityManager } from 'typeorm';
+import type { MovedAllocation } from '../pools/evacuation.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import type { Reservation } from '../reservations/entities/reservation.entity.js';
 
@@ -70,6 +71,13 @@ export interface ResourcePlugin {
 
   /** The lease ends: take the resources back. */
   onEnd(reservation: Reservation, lease: Lease): Promise<void>;
+
+  /**
+   * Moves the type's current and future holdings off `hostIds` (failed, or leaving the
+   * reservation pool) onto other hosts its reservations accept, inside the caller's
+   * transaction, locking what it moves. Optional: a type that holds no hosts has none.
+   */
+  evacuate?(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]>;
 
   /**
    * Periodic work where the manager runs (e.g. bringing Climate's record in line with

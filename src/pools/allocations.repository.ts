@@ -1,15 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-
-/** Which hosts a request may use: a compiled requirement and the topology placement. */
-export interface HostQuery {
-  /** SQL boolean over `h` (hosts); placeholders number from $1 of `params`. */
-  where: string;
-  params: unknown[];
-  affinity?: string | null;
-  antiAffinity?: string | null;
-}
+import type { HostQuery } from '../scheduler/host-query.js';
 
 export interface Span {
   start: Date;

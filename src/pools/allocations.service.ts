@@ -9,7 +9,7 @@ import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
-import { combine, HostQueryBuilder } from './host-query.js';
+import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
 
 export interface AllocationFilter {
   lease_id?: string;

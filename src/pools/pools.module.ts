@@ -1,51 +1,36 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { HostQueryBuilder } from '../scheduler/host-query.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { AllocationsService } from './allocations.service.js';
-import { HealingService } from './healing.service.js';
-import { HostMover } from './host-mover.js';
-import { HostPropertiesService } from './host-properties.service.js';
-import { HostQueryBuilder } from './host-query.js';
-import { HostsController } from './hosts.controller.js';
-import { HostsService } from './hosts.service.js';
 import { PoolSync } from './pool-sync.js';
-import { InstancePool } from './instance-pool.js';
-import { SlotMover } from './slot-mover.js';
-import { SlotsRepository } from './slots.repository.js';
+import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
-import { PoolsMaintenance } from './pools-maintenance.js';
-import { PoolsController } from './pools.controller.js';
 
-/** Hosts, pools, allocations and the capacity plan. */
+/**
+ * Pools (freepool, shared, recycle, reservation and topology aggregates) and their sync
+ * with the compute service; allocations, availability and the capacity plan.
+ */
 @Global()
 @Module({
-  controllers: [HostsController, PoolsController],
+  controllers: [PoolsController],
   providers: [
     AllocationsRepository,
     AllocationsService,
-    HealingService,
-    HostMover,
-    HostPropertiesService,
     HostQueryBuilder,
-    HostsService,
     PoolSync,
     PoolsRepository,
     PoolsService,
-    InstancePool,
-    SlotMover,
-    SlotsRepository,
-    PoolsMaintenance,
   ],
   exports: [
     COMPUTE_DRIVER,
     AllocationsRepository,
-    HealingService,
+    AllocationsService,
     HostQueryBuilder,
     PoolSync,
     PoolsRepository,
-    InstancePool,
-    SlotsRepository,
+    PoolsService,
   ],
 })
 export class PoolsModule {

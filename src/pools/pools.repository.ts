@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import type { AggregateKind } from './entities/aggregate.entity.js';
@@ -59,6 +60,17 @@ export class PoolsRepository {
       [pool, hostIds ?? null],
     );
     return rows.map((r) => r.host_id);
+  }
+
+  /** The host, locked for a pool change; 404 when there is none. */
+  async lockHost(tx: EntityManager, hostId: number): Promise<{ id: number; name: string }> {
+    const { rows } = await sql<{ id: number; name: string }>(
+      tx,
+      `SELECT id, hypervisor_hostname AS name FROM hosts WHERE id = $1 FOR UPDATE`,
+      [hostId],
+    );
+    if (rows.length === 0) throw new NotFound('host_id', String(hostId));
+    return rows[0];
   }
 
   async poolOf(

@@ -6,9 +6,7 @@ import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import { HealingService } from './healing.service.js';
-import { HostMover } from './host-mover.js';
-import { HostsService } from './hosts.service.js';
+import { EVACUATION, type Evacuation } from './evacuation.js';
 import { FREEPOOL } from './pool-sync.js';
 import { PoolsRepository } from './pools.repository.js';
 
@@ -20,9 +18,7 @@ export class PoolsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly pools: PoolsRepository,
-    private readonly hosts: HostsService,
-    private readonly mover: HostMover,
-    private readonly healing: HealingService,
+    @Inject(EVACUATION) private readonly evacuation: Evacuation,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
   ) {}
@@ -43,14 +39,14 @@ export class PoolsService {
    * Moves a host to the shared pool or back. Leaving the reservation pool moves the
    * host's current and future allocations to other hosts, all or nothing (409).
    */
-  async move(hostId: string, body: Record<string, unknown>): Promise<JsonObject> {
+  async move(hostId: number, body: Record<string, unknown>): Promise<void> {
     const target = body.pool;
     if (typeof target !== 'string' || !(MOVABLE as readonly string[]).includes(target)) {
       throw new InvalidInput(`pool must be one of ${MOVABLE.join(', ')}`);
     }
     const result = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
-      const host = await this.hosts.find(tx, hostId, true);
+      const host = await this.pools.lockHost(tx, hostId);
       const from = (await this.pools.poolOf(tx, host.id))?.name ?? null;
       if (from === target) return { host, from, moved: [] };
       if (target === FREEPOOL && from !== 'shared' && from !== 'recycle') {
@@ -59,7 +55,7 @@ export class PoolsService {
         );
       }
       if (target === 'shared') await this.assertNoClaims(tx, host.id);
-      const moved = target === 'shared' ? await this.mover.evacuate(tx, [host.id], now) : [];
+      const moved = target === 'shared' ? await this.evacuation.evacuate(tx, [host.id], now) : [];
       const stuck = moved.filter((m) => m.to === null).map((m) => m.reservationId);
       if (stuck.length > 0) {
         throw new Conflict(
@@ -71,13 +67,12 @@ export class PoolsService {
       return { host, from, moved };
     });
     if (result.from !== null && result.from !== target) {
-      await this.driver.removeHost(result.from, result.host.hypervisorHostname);
+      await this.driver.removeHost(result.from, result.host.name);
     }
-    await this.driver.addHost(target, result.host.hypervisorHostname);
-    await this.healing.resync(
+    await this.driver.addHost(target, result.host.name);
+    await this.evacuation.resync(
       result.moved.filter((m) => m.status === 'active').map((m) => m.reservationId),
     );
-    return this.hosts.get(hostId);
   }
 
   /** Servers claimed into instance slots run on the host: their slots cannot move. */

@@ -7,7 +7,7 @@
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { connect, createTestDatabase, TestDatabase } from '../support/database.js';
-import { PoolsMaintenance } from '../../src/pools/pools-maintenance.js';
+import { Maintenance } from '../../src/plugins/maintenance.service.js';
 import { startApp, TestApp } from '../support/app.js';
 import { KeystoneClient } from '../../src/compute/keystone.client.js';
 import { NovaDriver } from '../../src/compute/nova.driver.js';
@@ -295,7 +295,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     });
     expect(refused.server).toBeUndefined();
     // the claims show the servers Nova placed on the slots
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     const claims = (await leaseOf(lease.body.lease.id)).reservations[0].claims as {
       server_id: string;
       host: string;
@@ -387,7 +387,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     const trust = () =>
       fetch(`${KS}/OS-TRUST/trusts/${trustId}`, { headers: { 'X-Auth-Token': admin } });
     expect((await trust()).status).toBe(200);
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect((await trust()).status).toBe(404);
     const { rows } = await client.query(`SELECT trust_id FROM leases WHERE id = $1`, [
       lease.body.lease.id,
@@ -420,7 +420,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     const reservation = (lease?.reservations as Record<string, unknown>[])[0];
     expect(reservation).toMatchObject({ server_id: server.id, amount: 1 });
     // and then waits shelved (its RESERVED state)
-    await t.app.get(PoolsMaintenance).run();
+    await t.app.get(Maintenance).run();
     expect((await serverState(admin, server.id))?.status).toBe('SHELVED_OFFLOADED');
 
     t.clock.set(new Date(start.getTime() + 1000));

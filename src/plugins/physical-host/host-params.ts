@@ -1,7 +1,7 @@
 /** Validation of `physical:host` reservation parameters (Blazar's checks, plus ours), pure. */
 import { InvalidInput, MissingParameter } from '../../common/errors.js';
 import type { JsonObject } from '../../common/json.js';
-import { combine } from '../../pools/host-query.js';
+import { combine } from '../../scheduler/host-query.js';
 
 export const BEFORE_END = ['default', 'snapshot', ''] as const;
 export const ON_END = ['release', 'recycle', 'shared'] as const;

@@ -8,16 +8,13 @@ import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import type { Lease } from '../../leases/entities/lease.entity.js';
 import type { Reservation } from '../../reservations/entities/reservation.entity.js';
-import {
-  AllocationsRepository,
-  HostQuery,
-  occupied,
-  Span,
-} from '../../pools/allocations.repository.js';
-import { combine, HostQueryBuilder } from '../../pools/host-query.js';
+import { AllocationsRepository, occupied, Span } from '../../pools/allocations.repository.js';
+import { combine, HostQuery, HostQueryBuilder } from '../../scheduler/host-query.js';
 import { PoolSync } from '../../pools/pool-sync.js';
 import type { ResourcePlugin, Window } from '../resource-plugin.js';
 import { asHostParams, HostParams, validateHostParams } from './host-params.js';
+import { HostMover } from './host-mover.js';
+import type { MovedAllocation } from '../../pools/evacuation.js';
 
 export class NotEnoughHosts extends Conflict {
   constructor(detail = '') {
@@ -42,7 +39,12 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     private readonly pools: PoolSync,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly mover: HostMover,
   ) {}
+
+  evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
+    return this.mover.evacuate(tx, hostIds, now);
+  }
 
   validate(values: Record<string, unknown>): JsonObject {
     return { ...validateHostParams(values, this.config.topologyLevels) };

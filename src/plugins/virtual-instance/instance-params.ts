@@ -1,7 +1,7 @@
 /** Validation of `virtual:instance` reservation parameters, pure. */
 import { InvalidInput, MissingParameter } from '../../common/errors.js';
 import type { JsonObject } from '../../common/json.js';
-import { combine } from '../../pools/host-query.js';
+import { combine } from '../../scheduler/host-query.js';
 
 export interface InstanceParams {
   vcpus: number;

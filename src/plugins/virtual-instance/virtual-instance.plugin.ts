@@ -7,15 +7,17 @@ import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import type { Lease } from '../../leases/entities/lease.entity.js';
 import { Reservation } from '../../reservations/entities/reservation.entity.js';
-import { combine, HostQueryBuilder } from '../../pools/host-query.js';
-import { InstancePool, SlotReservation } from '../../pools/instance-pool.js';
-import { SlotsRepository } from '../../pools/slots.repository.js';
+import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import { InstancePool, SlotReservation } from './instance-pool.js';
+import { SlotsRepository } from './slots.repository.js';
 import { occupied, type Span } from '../../pools/allocations.repository.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
 import type { ReserveContext, ResourcePlugin, Window } from '../resource-plugin.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { InstanceUpkeep } from './instance-upkeep.js';
+import { SlotMover } from './slot-mover.js';
+import type { MovedAllocation } from '../../pools/evacuation.js';
 import { pickSlots, Placement } from './pick-slots.js';
 
 /**
@@ -37,7 +39,12 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
     private readonly upkeeper: InstanceUpkeep,
+    private readonly mover: SlotMover,
   ) {}
+
+  evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
+    return this.mover.evacuate(tx, hostIds, now);
+  }
 
   upkeep(): Promise<void> {
     return this.upkeeper.run();

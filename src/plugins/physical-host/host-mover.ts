@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
-import { asHostParams } from '../plugins/physical-host/host-params.js';
-import { AllocationsRepository } from './allocations.repository.js';
-import { combine, HostQueryBuilder } from './host-query.js';
-import { SlotMover } from './slot-mover.js';
-
-export interface MovedAllocation {
-  reservationId: string;
-  leaseId: string;
-  status: string;
-  from: number;
-  to: number | null;
-}
+import type { MovedAllocation } from '../../pools/evacuation.js';
+import { sql } from '../../database/sql.js';
+import { asHostParams } from './host-params.js';
+import { AllocationsRepository } from '../../pools/allocations.repository.js';
+import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
 
 interface AllocationToMove {
   id: string;
@@ -28,14 +20,13 @@ interface AllocationToMove {
 /**
  * Moves the current and future allocations off some hosts onto other free hosts that
  * match each reservation's requirements (for a host leaving the pool, or failing):
- * whole-host allocations here, instance slots through the SlotMover.
+ * the whole-host allocations of physical:host reservations.
  */
 @Injectable()
 export class HostMover {
   constructor(
     private readonly allocations: AllocationsRepository,
     private readonly queries: HostQueryBuilder,
-    private readonly slots: SlotMover,
   ) {}
 
   /**
@@ -86,6 +77,6 @@ export class HostMover {
         to: to ?? null,
       });
     }
-    return [...results, ...(await this.slots.evacuate(tx, hostIds, now))];
+    return results;
   }
 }

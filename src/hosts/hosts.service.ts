@@ -9,16 +9,17 @@ import type { Config } from '../config/config.js';
 import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import { HOST_USAGE } from './allocations.repository.js';
+import { HOST_USAGE } from '../pools/allocations.repository.js';
 import { Host } from './entities/host.entity.js';
-import { HealingService } from './healing.service.js';
 import { builtinInventory, splitHostFields } from './host-fields.js';
 import { toHostWire } from './host.mapper.js';
 import { HostPropertiesService } from './host-properties.service.js';
-import { PoolsRepository } from './pools.repository.js';
-import { FREEPOOL } from './pool-sync.js';
-import { combine } from './host-query.js';
-import { requirementKeys } from './requirements.js';
+import { PoolsRepository } from '../pools/pools.repository.js';
+import { PoolsService } from '../pools/pools.service.js';
+import { EVACUATION, type Evacuation } from '../pools/evacuation.js';
+import { FREEPOOL } from '../pools/pool-sync.js';
+import { combine } from '../scheduler/host-query.js';
+import { requirementKeys } from '../scheduler/requirements.js';
 
 const HOST_ID = /^[0-9]{1,9}$/;
 
@@ -31,7 +32,8 @@ export class HostsService {
     private readonly dataSource: DataSource,
     private readonly pools: PoolsRepository,
     private readonly properties: HostPropertiesService,
-    private readonly healing: HealingService,
+    private readonly poolMoves: PoolsService,
+    @Inject(EVACUATION) private readonly healing: Evacuation,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -155,6 +157,13 @@ export class HostsService {
       return pool;
     });
     if (pool !== null) await this.driver.removeHost(pool.name, found.hypervisorHostname);
+  }
+
+  /** Moves a host between the reservation pool and the shared pool (admin). */
+  async moveToPool(id: string, body: Record<string, unknown>): Promise<JsonObject> {
+    const host = await this.find(this.dataSource.manager, id);
+    await this.poolMoves.move(host.id, body);
+    return this.get(id);
   }
 
   async find(em: EntityManager, id: string, lock = false): Promise<Host> {

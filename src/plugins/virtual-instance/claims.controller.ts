@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { Caller } from '../common/auth/caller.decorator.js';
-import type { Identity } from '../common/auth/identity.js';
-import { InvalidInput } from '../common/errors.js';
+import { Caller } from '../../common/auth/caller.decorator.js';
+import type { Identity } from '../../common/auth/identity.js';
+import { InvalidInput } from '../../common/errors.js';
 import { ClaimsService } from './claims.service.js';
 
 /** Claims of instance slots by servers being scheduled into a reservation. */

@@ -12,9 +12,9 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
-import { PluginRegistry } from '../plugins/plugin-registry.js';
+import { PluginRegistry } from './plugin-registry.js';
 import { HealingService } from './healing.service.js';
-import { PoolSync } from './pool-sync.js';
+import { PoolSync } from '../pools/pool-sync.js';
 
 /**
  * Periodic pool work where the manager runs: heal reservations whose hosts failed
@@ -23,7 +23,7 @@ import { PoolSync } from './pool-sync.js';
  * plugin's own upkeep.
  */
 @Injectable()
-export class PoolsMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
+export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('pools');
   private timer: NodeJS.Timeout | null = null;
   private running = false;

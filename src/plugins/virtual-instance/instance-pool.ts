@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Clock } from '../common/clock.js';
-import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
-import { sql } from '../database/sql.js';
-import { withTransaction } from '../database/transaction.js';
-import { reservationClass } from '../compute/placement.client.js';
-import { PoolsRepository } from './pools.repository.js';
+import { Clock } from '../../common/clock.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
+import { sql } from '../../database/sql.js';
+import { withTransaction } from '../../database/transaction.js';
+import { reservationClass } from '../../compute/placement.client.js';
+import { PoolsRepository } from '../../pools/pools.repository.js';
 
 export interface SlotReservation {
   id: string;

@@ -15,10 +15,9 @@ import type { Identity } from '../common/auth/identity.js';
 import { requireAdmin } from '../common/auth/policy.js';
 import { InvalidInput } from '../common/errors.js';
 import { toBoolean } from './host-fields.js';
-import { AllocationsService } from './allocations.service.js';
+import { AllocationsService } from '../pools/allocations.service.js';
 import { flag, HostPropertiesService } from './host-properties.service.js';
 import { HostsService } from './hosts.service.js';
-import { PoolsService } from './pools.service.js';
 
 type Body = Record<string, unknown>;
 type Params = Record<string, string>;
@@ -37,7 +36,6 @@ export class HostsController {
     private readonly hosts: HostsService,
     private readonly properties: HostPropertiesService,
     private readonly allocations: AllocationsService,
-    private readonly pools: PoolsService,
   ) {}
 
   @Get()
@@ -120,6 +118,6 @@ export class HostsController {
   @Put(':id/pool')
   async move(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     requireAdmin(caller, 'blazar:oshosts:put');
-    return { host: await this.pools.move(id, object(body)) };
+    return { host: await this.hosts.moveToPool(id, object(body)) };
   }
 }

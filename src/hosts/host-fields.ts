@@ -118,18 +118,3 @@ export function builtinInventory(name: string, patch: InventoryPatch): HostInven
     availabilityZone: patch.availabilityZone ?? 'nova',
   };
 }
-
-/** Query-language columns of the hosts table (see requirements.ts). */
-export const HOST_QUERY_COLUMNS = {
-  id: { sql: 'h.id', type: 'number' },
-  vcpus: { sql: 'h.vcpus', type: 'number' },
-  memory_mb: { sql: 'h.memory_mb', type: 'number' },
-  local_gb: { sql: 'h.local_gb', type: 'number' },
-  hypervisor_version: { sql: 'h.hypervisor_version', type: 'number' },
-  hypervisor_hostname: { sql: 'h.hypervisor_hostname', type: 'text' },
-  hypervisor_type: { sql: 'h.hypervisor_type', type: 'text' },
-  service_name: { sql: 'h.service_name', type: 'text' },
-  availability_zone: { sql: 'h.availability_zone', type: 'text' },
-  cpu_info: { sql: 'h.cpu_info', type: 'text' },
-  reservable: { sql: 'h.reservable', type: 'boolean' },
-} as const;

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Identity } from '../common/auth/identity.js';
-import { assertCanSee } from '../common/auth/policy.js';
-import { Clock } from '../common/clock.js';
-import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
-import { CONFIG } from '../config/config.module.js';
-import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
-import { withTransaction } from '../database/transaction.js';
+import type { Identity } from '../../common/auth/identity.js';
+import { assertCanSee } from '../../common/auth/policy.js';
+import { Clock } from '../../common/clock.js';
+import { Conflict, InvalidInput, MissingParameter, NotFound } from '../../common/errors.js';
+import type { JsonObject } from '../../common/json.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import { sql } from '../../database/sql.js';
+import { withTransaction } from '../../database/transaction.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

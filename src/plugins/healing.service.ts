@@ -4,10 +4,10 @@ import { Clock } from '../common/clock.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../leases/entities/lease.entity.js';
-import { PluginRegistry } from '../plugins/plugin-registry.js';
+import { PluginRegistry } from './plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
-import { HOST_USAGE } from './allocations.repository.js';
-import { HostMover, MovedAllocation } from './host-mover.js';
+import { HOST_USAGE } from '../pools/allocations.repository.js';
+import type { Evacuation, MovedAllocation } from '../pools/evacuation.js';
 
 /** pg_advisory_xact_lock key of the heal (any constant no other lock uses). */
 const HEAL_LOCK = 7_310_042;
@@ -19,12 +19,11 @@ const HEAL_LOCK = 7_310_042;
  * reservation sits on an unreservable host any more.
  */
 @Injectable()
-export class HealingService {
+export class HealingService implements Evacuation {
   private readonly logger = new Logger('healing');
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly mover: HostMover,
     private readonly plugins: PluginRegistry,
     private readonly clock: Clock,
   ) {}
@@ -35,7 +34,7 @@ export class HealingService {
       await sql(tx, `SELECT pg_advisory_xact_lock(${HEAL_LOCK})`);
       const now = this.clock.now();
       const { rows } = await sql<{ id: number }>(tx, `SELECT id FROM hosts WHERE NOT reservable`);
-      const results = await this.mover.evacuate(
+      const results = await this.evacuate(
         tx,
         rows.map((r) => r.id),
         now,
@@ -58,6 +57,15 @@ export class HealingService {
     if (moved.length > 0) {
       const lost = moved.filter((m) => m.to === null).length;
       this.logger.log({ msg: 'healed', moved: moved.length - lost, missing: lost });
+    }
+    return moved;
+  }
+
+  /** Each plugin moves its own reservations off the hosts, in PLUGINS order. */
+  async evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
+    const moved: MovedAllocation[] = [];
+    for (const plugin of this.plugins.all()) {
+      if (plugin.evacuate) moved.push(...(await plugin.evacuate(tx, hostIds, now)));
     }
     return moved;
   }

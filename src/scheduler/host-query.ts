@@ -1,9 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import type { HostQuery } from './allocations.repository.js';
-import { HOST_QUERY_COLUMNS } from './host-fields.js';
 import { compileRequirements, parseRequirements, type Requirement } from './requirements.js';
+
+/** Which hosts a request may use: a compiled requirement and the topology placement. */
+export interface HostQuery {
+  /** SQL boolean over `h` (hosts); placeholders number from $1 of `params`. */
+  where: string;
+  params: unknown[];
+  affinity?: string | null;
+  antiAffinity?: string | null;
+}
+
+/** Query-language columns of the hosts table (see requirements.ts). */
+export const HOST_QUERY_COLUMNS = {
+  id: { sql: 'h.id', type: 'number' },
+  vcpus: { sql: 'h.vcpus', type: 'number' },
+  memory_mb: { sql: 'h.memory_mb', type: 'number' },
+  local_gb: { sql: 'h.local_gb', type: 'number' },
+  hypervisor_version: { sql: 'h.hypervisor_version', type: 'number' },
+  hypervisor_hostname: { sql: 'h.hypervisor_hostname', type: 'text' },
+  hypervisor_type: { sql: 'h.hypervisor_type', type: 'text' },
+  service_name: { sql: 'h.service_name', type: 'text' },
+  availability_zone: { sql: 'h.availability_zone', type: 'text' },
+  cpu_info: { sql: 'h.cpu_info', type: 'text' },
+  reservable: { sql: 'h.reservable', type: 'boolean' },
+} as const;
 
 export const HOST_RESOURCE_TYPE = 'physical:host';
 

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { CONFIG } from '../config/config.module.js';
-import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
-import type { Placement, SlotHost } from '../plugins/virtual-instance/pick-slots.js';
-import { lockHosts, type HostQuery, type Span } from './allocations.repository.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import { sql } from '../../database/sql.js';
+import type { Placement, SlotHost } from './pick-slots.js';
+import { lockHosts, type Span } from '../../pools/allocations.repository.js';
+import type { HostQuery } from '../../scheduler/host-query.js';
 
 export interface SlotSize {
   vcpus: number;

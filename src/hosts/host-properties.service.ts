@@ -5,7 +5,7 @@ import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
-import { HOST_RESOURCE_TYPE } from './host-query.js';
+import { HOST_RESOURCE_TYPE } from '../scheduler/host-query.js';
 
 /** Truthy query flags: `detail=True`, `all=1`, … ; `detail=False` is false (Blazar: true). */
 export function flag(value: unknown): boolean {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
-import { pickReplacement } from '../plugins/virtual-instance/pick-slots.js';
-import { asInstanceParams } from '../plugins/virtual-instance/instance-params.js';
-import { combine, HostQueryBuilder } from './host-query.js';
-import type { MovedAllocation } from './host-mover.js';
+import { sql } from '../../database/sql.js';
+import { pickReplacement } from './pick-slots.js';
+import { asInstanceParams } from './instance-params.js';
+import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import type { MovedAllocation } from '../../pools/evacuation.js';
 import { SlotsRepository } from './slots.repository.js';
 
 interface SlotsToMove {
