@@ -3,6 +3,10 @@ import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
 import { Maintenance } from '../src/plugins/maintenance.service.js';
 import { MemoryDriver } from './support/memory-driver.js';
+import { DataSource } from 'typeorm';
+import { Lease } from '../src/leases/entities/lease.entity.js';
+import { Reservation } from '../src/reservations/entities/reservation.entity.js';
+import { VirtualInstancePlugin } from '../src/plugins/virtual-instance/virtual-instance.plugin.js';
 
 const HOUR = 3600_000;
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
@@ -35,6 +39,8 @@ describe('virtual:instance reservations', () => {
       .post('/v1/leases')
       .set(headers)
       .send({ name, start_date: start, end_date: end, reservations: [reservation] });
+
+  const leaseRow = (id: string) => t.app.get(DataSource).manager.findOneByOrFail(Lease, { id });
 
   async function slotsOf(reservationId: string): Promise<Record<string, number>> {
     const client = await connect(db.url);
@@ -266,6 +272,24 @@ describe('virtual:instance reservations', () => {
     expect(driver.pools.has(rid)).toBe(false);
     expect(driver.sizes.has(rid)).toBe(false);
     expect(await slotsOf(rid)).toEqual({});
+  });
+
+  it('should not overwrite an update with a start that read the reservation before it', async () => {
+    t.clock.set(new Date('2041-06-15T00:00:00Z'));
+    await addHosts(t.http, ['lu-1', 'lu-2'], () => ({ zone: 'lu' }));
+    const created = await lease('lu', 'now', '2041-06-15 02:00', slot('lu')).expect(201);
+    const rid = created.body.lease.reservations[0].id;
+    await t.settle();
+    // a resync reads the reservation, then an update of amount commits meanwhile
+    const stale = await t.app.get(DataSource).manager.findOneByOrFail(Reservation, { id: rid });
+    await t.http
+      .put(`/v1/leases/${created.body.lease.id}`)
+      .send({ reservations: [{ id: rid, amount: 2 }] })
+      .expect(200);
+    await t.app.get(VirtualInstancePlugin).onStart(stale, await leaseRow(created.body.lease.id));
+    const shown = (await t.http.get(`/v1/leases/${created.body.lease.id}`)).body.lease;
+    expect(shown.reservations[0].amount).toBe(2);
+    expect(Object.values(await slotsOf(rid)).reduce((a, b) => a + b, 0)).toBe(2);
   });
 
   it('should never oversubscribe a host when creates race', async () => {

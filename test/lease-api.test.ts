@@ -432,4 +432,27 @@ describe('/v1/leases', () => {
     await client.end();
     expect(Number(count.rows[0].count)).toBe(1);
   });
+
+  it('should replay an Idempotency-Key when the original start date has passed', async () => {
+    const now = t.clock.now();
+    const start = new Date(now.getTime() + 60_000).toISOString();
+    const end = new Date(now.getTime() + 3_600_000).toISOString();
+    const body = { name: 'late-replay', start_date: start, end_date: end };
+    const first = await t.http
+      .post('/v1/leases')
+      .set(A)
+      .set('Idempotency-Key', 'late')
+      .send(body)
+      .expect(201);
+    t.clock.advance(120_000);
+    // the client's retry arrives after the start: the same lease, not a 400
+    const again = await t.http
+      .post('/v1/leases')
+      .set(A)
+      .set('Idempotency-Key', 'late')
+      .send(body)
+      .expect(201);
+    expect(again.body.lease.id).toBe(first.body.lease.id);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
 });

@@ -60,6 +60,32 @@ export async function claimKey(
   return existing.response;
 }
 
+/**
+ * The stored response of an earlier request with this key, looked up before the request
+ * is validated: a replay answers what the original answered even once its start date
+ * has passed. Null when there is none yet (or it expired); 409 for another body.
+ */
+export async function storedReplay(
+  em: EntityManager,
+  projectId: string,
+  key: string,
+  hash: string,
+  now: Date,
+): Promise<JsonObject | null> {
+  const existing = await em.findOne(IdempotencyKey, { where: { projectId, key } });
+  if (existing === null || existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_TTL_MS) {
+    return null;
+  }
+  if (existing.requestHash !== hash) {
+    throw new Conflict(
+      'Idempotency-Key was already used with a different request body',
+      'IdempotencyKeyReused',
+    );
+  }
+  // An empty response: the first request is still running; it decides in claimKey.
+  return Object.keys(existing.response).length === 0 ? null : existing.response;
+}
+
 export async function storeResponse(
   tx: EntityManager,
   projectId: string,

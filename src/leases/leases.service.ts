@@ -19,7 +19,7 @@ import { ReservationActions } from '../reservations/reservation-actions.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
-import { claimKey, requestHash, storeResponse } from './idempotency.js';
+import { claimKey, requestHash, storedReplay, storeResponse } from './idempotency.js';
 import { beforeEndTime, checkNewWindow } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseUpdater } from './lease-updater.js';
@@ -97,6 +97,17 @@ export class LeasesService {
     idempotencyKey?: string,
   ): Promise<CreateResult> {
     const now = this.clock.now();
+    if (idempotencyKey !== undefined) {
+      const hash = requestHash(dto);
+      const replay = await storedReplay(
+        this.dataSource.manager,
+        caller.projectId,
+        idempotencyKey,
+        hash,
+        now,
+      );
+      if (replay !== null) return { lease: replay, version: 0, replayed: true };
+    }
     const start = parseInputDate(dto.start_date, now);
     const end = parseInputDate(dto.end_date, now);
     const window = { start, end };

@@ -185,17 +185,16 @@ export class VirtualInstancePlugin implements ResourcePlugin {
       }
       if (host !== undefined) await this.driver.unshelveServer(params.server_id, host);
     }
-    const stored: InstanceParams = {
-      ...params,
-      server_group_id: made.serverGroupId,
-      aggregate_id: made.aggregateId,
-    };
-    reservation.params = { ...stored };
-    // Written straight away: a retried start finds the group it made.
-    await sql(this.dataSource.manager, `UPDATE reservations SET params = $2 WHERE id = $1`, [
-      reservation.id,
-      stored,
-    ]);
+    const owned = { server_group_id: made.serverGroupId, aggregate_id: made.aggregateId };
+    reservation.params = { ...reservation.params, ...owned };
+    // Written straight away, so a retried start finds the group it made; only the keys
+    // the start owns, merged into the row as it is now: `params` as read before the
+    // compute service was called may be stale (an update of `amount` meanwhile).
+    await sql(
+      this.dataSource.manager,
+      `UPDATE reservations SET params = params || $2::jsonb WHERE id = $1`,
+      [reservation.id, JSON.stringify(owned)],
+    );
   }
 
   async beforeEnd(): Promise<void> {}
