@@ -93,6 +93,36 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     expect(driver.poolOf('keep-1')).toEqual([reservationId]);
   });
 
+  it('should snapshot each server once when a before-end action is retried', async () => {
+    t.clock.set(new Date('2040-01-20T00:00:00Z'));
+    await addHosts(t.http, ['snap-1'], () => ({ zone: 'snap' }));
+    const { id } = await lease('snap', { before_end: 'snapshot' });
+    await t.settle();
+    driver.servers.set('snap-1', [
+      { id: 'vm-a', name: 'a', projectId: 'tenant' },
+      { id: 'vm-b', name: 'b', projectId: 'tenant' },
+    ]);
+    driver.snapshots.length = 0;
+    const original = driver.snapshotServer.bind(driver);
+    let failures = 1;
+    driver.snapshotServer = async (serverId, name) => {
+      // the compute service fails on the second server, once
+      if (serverId === 'vm-b' && failures-- > 0) throw new Error('image service unavailable');
+      return original(serverId, name);
+    };
+    t.clock.advance(HOUR + 1000);
+    await t.settle();
+    t.clock.advance(60_000);
+    await t.settle();
+    driver.snapshotServer = original;
+    expect([...driver.snapshots].sort()).toEqual(['vm-a:reserved_a', 'vm-b:reserved_b']);
+    const events = (await t.http.get(`/v1/leases/${id}`)).body.lease.events as {
+      event_type: string;
+      status: string;
+    }[];
+    expect(events.find((e) => e.event_type === 'before_end_lease')?.status).toBe('DONE');
+  });
+
   it('should hold a recycled host until its servers are gone or the grace period ends', async () => {
     t.clock.set(new Date('2040-02-01T00:00:00Z'));
     await addHosts(t.http, ['rcy-1'], () => ({ zone: 'rcy' }));

@@ -100,15 +100,25 @@ export class PoolSync {
     }
   }
 
-  /** Snapshots every server on the reservation's hosts (before-end action). */
-  async snapshotServers(reservationId: string): Promise<void> {
+  /**
+   * Snapshots every server on the reservation's hosts (before-end action), each once: a
+   * retried action skips the servers `done` names, and `record` is told of each
+   * snapshot as soon as it is asked for.
+   */
+  async snapshotServers(
+    reservationId: string,
+    done: string[],
+    record: (serverId: string) => Promise<void>,
+  ): Promise<void> {
     const hosts = await this.named(
       this.dataSource.manager,
       await this.pools.hostsIn(this.dataSource.manager, reservationId),
     );
     for (const host of hosts) {
       for (const server of await this.driver.serversOnHost(host.name)) {
+        if (done.includes(server.id)) continue;
         await this.driver.snapshotServer(server.id, `reserved_${server.name}`);
+        await record(server.id);
       }
     }
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../../common/clock.js';
+import { sql } from '../../database/sql.js';
 import { formatWireDate } from '../../common/dates.js';
 import { Conflict, InvalidInput } from '../../common/errors.js';
 import type { JsonObject } from '../../common/json.js';
@@ -140,7 +141,22 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     const params = asHostParams(reservation.params);
     const action =
       params.before_end === 'default' ? this.config.beforeEndAction : params.before_end;
-    if (action === 'snapshot') await this.pools.snapshotServers(reservation.id);
+    if (action !== 'snapshot') return;
+    // Which servers were snapshotted is kept on the row, so a retry does not repeat them.
+    const { rows } = await sql<{ done: string[] | null }>(
+      this.dataSource.manager,
+      `SELECT params -> 'snapshotted' AS done FROM reservations WHERE id = $1`,
+      [reservation.id],
+    );
+    await this.pools.snapshotServers(reservation.id, rows[0]?.done ?? [], async (serverId) => {
+      await sql(
+        this.dataSource.manager,
+        `UPDATE reservations
+            SET params = jsonb_set(params, '{snapshotted}', coalesce(params -> 'snapshotted', '[]') || to_jsonb($2::text))
+          WHERE id = $1`,
+        [reservation.id, serverId],
+      );
+    });
   }
 
   /** Removes the servers (unless recycled), moves the hosts on, deletes the pool. */
