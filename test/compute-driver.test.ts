@@ -176,6 +176,24 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     driver.states = null;
   });
 
+  it('should keep a host an admin took out of service out when the driver reports it down and up', async () => {
+    await addHosts(t.http, ['adm-1'], () => ({ zone: 'adm' }));
+    const hosts = (await t.http.get('/v1/os-hosts')).body.hosts as {
+      id: string;
+      hypervisor_hostname: string;
+      reservable: boolean;
+    }[];
+    const id = hosts.find((h) => h.hypervisor_hostname === 'adm-1')?.id;
+    await t.http.put(`/v1/os-hosts/${id}`).send({ reservable: false }).expect(200);
+    const maintenance = t.app.get(Maintenance);
+    driver.states = new Map([['adm-1', false]]);
+    await maintenance.run();
+    driver.states = new Map([['adm-1', true]]);
+    await maintenance.run();
+    driver.states = null;
+    expect((await t.http.get(`/v1/os-hosts/${id}`)).body.host.reservable).toBe(false);
+  });
+
   it('should run an interrupted start again without harm', async () => {
     t.clock.set(new Date('2040-04-01T00:00:00Z'));
     await addHosts(t.http, ['re-1'], () => ({ zone: 're' }));

@@ -232,6 +232,22 @@ describe('instance slots on failing and leaving hosts', () => {
     expect((await t.http.get(`/v1/os-hosts/${await hostId('cap-1')}`)).body.host.zone).toBe('capz');
   });
 
+  it('should refuse to shrink a host under the instance slots it carries', async () => {
+    t.clock.set(new Date('2042-03-15T00:00:00Z'));
+    await addHosts(t.http, ['shr-1'], () => ({ zone: 'shr' }));
+    // two 4-vCPU, 4 GB slots on an 8-vCPU, 16 GB host, the second one later
+    await lease(slot('shr', { amount: 1 }));
+    await lease(slot('shr', { amount: 1 }), 24 * HOUR);
+    const id = await hostId('shr-1');
+    const refused = await t.http.put(`/v1/os-hosts/${id}`).send({ vcpus: 2 }).expect(409);
+    expect(refused.body).toMatchObject({ error_name: 'HostInUse' });
+    expect(refused.body.error_message).toContain('vcpus');
+    expect((await t.http.get(`/v1/os-hosts/${id}`)).body.host.vcpus).toBe(8);
+    // the two slots never run at once: one slot's worth must stay, more may go
+    await t.http.put(`/v1/os-hosts/${id}`).send({ memory_mb: 4096 }).expect(200);
+    await t.http.put(`/v1/os-hosts/${id}`).send({ memory_mb: 2048 }).expect(409);
+  });
+
   it('should count hosts carrying slots as taken in the availability search and the capacity plan', async () => {
     t.clock.set(new Date('2042-04-01T00:00:00Z'));
     await addHosts(t.http, ['av-1', 'av-2'], () => ({ zone: 'av' }));

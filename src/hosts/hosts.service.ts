@@ -118,11 +118,17 @@ export class HostsService {
           'CantAddExtraCapability',
         );
       }
+      await this.assertSlotsFit(tx, host, patch, now);
       patch.capabilities = { ...host.capabilities, ...fields.capabilities };
       const healNeeded = fields.reservable !== undefined && fields.reservable !== host.reservable;
       if (fields.reservable !== undefined) patch.reservable = fields.reservable;
       patch.updatedAt = now;
       await tx.update(Host, { id: host.id }, patch);
+      if (fields.reservable !== undefined) {
+        // The admin's word replaces the driver's: a host the driver took out and the
+        // admin set, stays as the admin set it when the driver reports it up again.
+        await sql(tx, `UPDATE hosts SET reported_down = false WHERE id = $1`, [host.id]);
+      }
       await this.properties.register(tx, Object.keys(fields.capabilities), now);
       await this.pools.setTopology(tx, host.id, this.topology(patch.capabilities), now);
       return { host: Object.assign(host, patch), healNeeded };
@@ -175,6 +181,46 @@ export class HostsService {
       : null;
     if (host === null) throw new NotFound('host_id', id);
     return host;
+  }
+
+  /**
+   * A host's inventory cannot shrink under the instance slots it carries: at the busiest
+   * instant from now on, the slots must still fit the new inventory times the ratios.
+   */
+  private async assertSlotsFit(
+    tx: EntityManager,
+    host: Host,
+    patch: Partial<Host>,
+    now: Date,
+  ): Promise<void> {
+    const next = {
+      vcpus: (patch.vcpus ?? host.vcpus) * this.config.cpuAllocationRatio,
+      memory: (patch.memoryMb ?? host.memoryMb) * this.config.ramAllocationRatio,
+      disk: (patch.localGb ?? host.localGb) * this.config.diskAllocationRatio,
+    };
+    const { rows } = await sql<{ vcpus: number; memory: number; disk: number }>(
+      tx,
+      `WITH a AS (SELECT slots * vcpus AS v, slots * memory_mb AS m, slots * disk_gb AS d, during
+                    FROM instance_allocations WHERE host_id = $1 AND upper(during) > $2),
+            t AS (SELECT greatest(lower(during), $2) AS at FROM a)
+       SELECT coalesce(max(u.v), 0)::float AS vcpus, coalesce(max(u.m), 0)::float AS memory,
+              coalesce(max(u.d), 0)::float AS disk
+         FROM t CROSS JOIN LATERAL (SELECT sum(v) AS v, sum(m) AS m, sum(d) AS d
+                                      FROM a WHERE a.during @> t.at) u`,
+      [host.id, now],
+    );
+    const peak = rows[0];
+    const short = [
+      peak.vcpus > next.vcpus ? `vcpus (slots need ${peak.vcpus})` : null,
+      peak.memory > next.memory ? `memory_mb (slots need ${peak.memory})` : null,
+      peak.disk > next.disk ? `local_gb (slots need ${peak.disk})` : null,
+    ].filter((x) => x !== null);
+    if (short.length > 0) {
+      throw new Conflict(
+        `Host ${host.id} carries instance slots that would not fit: ${short.join(', ')}`,
+        'HostInUse',
+      );
+    }
   }
 
   /** Blazar refuses to register or remove a host that runs servers. */

@@ -67,7 +67,8 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
   /**
    * Hosts the driver reports down become unreservable (healing moves their reservations);
    * when it reports them up again they become reservable. A host an admin took out of
-   * service stays out: only what the driver took out, it puts back.
+   * service stays out: the driver marks (`reported_down`) only a host it took out
+   * itself, and puts back only those; an admin's change of `reservable` clears the mark.
    */
   private async followDriver(): Promise<void> {
     const states = await this.driver.hostStates();
@@ -78,7 +79,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
       this.dataSource.manager,
       `UPDATE hosts SET reservable = (hypervisor_hostname = ANY($2::text[])),
                         reported_down = (hypervisor_hostname = ANY($1::text[])), updated_at = $3
-        WHERE (hypervisor_hostname = ANY($1::text[]) AND NOT reported_down)
+        WHERE (hypervisor_hostname = ANY($1::text[]) AND reservable AND NOT reported_down)
            OR (hypervisor_hostname = ANY($2::text[]) AND reported_down)`,
       [down, up, this.clock.now()],
     );
