@@ -25,9 +25,37 @@ const etag = (version: number) => `"${version}"`;
 export class LeasesController {
   constructor(private readonly leases: LeasesService) {}
 
+  /** Streamed a page at a time: a list of every lease stays in bounded memory. */
   @Get()
-  async list(@Caller() caller: Identity, @Query() query: ListLeasesQuery) {
-    return { leases: await this.leases.list(caller, query) };
+  async list(
+    @Caller() caller: Identity,
+    @Query() query: ListLeasesQuery,
+    @Res() res: Response,
+  ): Promise<void> {
+    const pages = this.leases.pages(caller, query);
+    // The first page before the status: bad parameters are still a clean 4xx.
+    let page = await pages.next();
+    res.status(200).type('application/json');
+    let separator = '';
+    res.write('{"leases":[');
+    try {
+      while (page.done !== true) {
+        for (const lease of page.value) {
+          if (!res.write(separator + JSON.stringify(lease))) {
+            // Wait for the client to take it, or stop if it went away.
+            await drained(res);
+            if (res.destroyed) return;
+          }
+          separator = ',';
+        }
+        page = await pages.next();
+      }
+    } catch (error) {
+      // Half a list has gone out: cut the connection so the client sees it failed.
+      res.destroy(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    res.end(']}');
   }
 
   @Post()
@@ -78,4 +106,17 @@ export class LeasesController {
   ): Promise<void> {
     await this.leases.delete(caller, id, ifMatch);
   }
+}
+
+/** Resolves when the response can take more, or when the client has gone. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Lease } from './entities/lease.entity.js';
@@ -45,9 +45,15 @@ export class LeasesRepository {
   async withParts(em: EntityManager, leases: Lease[]): Promise<LeaseParts[]> {
     if (leases.length === 0) return [];
     const ids = leases.map((l) => l.id);
+    // One array parameter each, however many leases (PostgreSQL takes 65,535 parameters).
     const [reservations, events] = await Promise.all([
-      em.find(Reservation, { where: { leaseId: In(ids) }, order: { createdAt: 'ASC', id: 'ASC' } }),
-      em.find(LeaseEvent, { where: { leaseId: In(ids) } }),
+      em
+        .createQueryBuilder(Reservation, 'r')
+        .where('r.lease_id = ANY(:ids)', { ids })
+        .orderBy('r.created_at', 'ASC')
+        .addOrderBy('r.id', 'ASC')
+        .getMany(),
+      em.createQueryBuilder(LeaseEvent, 'e').where('e.lease_id = ANY(:ids)', { ids }).getMany(),
     ]);
     const byLease = new Map(
       leases.map((lease) => [

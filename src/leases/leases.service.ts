@@ -38,6 +38,9 @@ interface PlannedReservation {
   params: JsonObject;
 }
 
+/** Leases read per query when a list is streamed. */
+const LIST_PAGE = 500;
+
 @Injectable()
 export class LeasesService {
   private readonly logger = new Logger('leases');
@@ -53,7 +56,12 @@ export class LeasesService {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async list(caller: Identity, query: ListLeasesQuery): Promise<LeaseWire[]> {
+  /**
+   * The leases a caller may see, a page at a time (keyset-paged, whatever the count):
+   * a list of every lease (Blazar's CLI asks for no limit) is streamed in bounded
+   * memory. Bad parameters throw before the first page.
+   */
+  async *pages(caller: Identity, query: ListLeasesQuery): AsyncGenerator<LeaseWire[]> {
     const em = this.dataSource.manager;
     const [key, dir = 'asc'] = (query.sort ?? 'created_at').split(':');
     if (!(SORT_KEYS as readonly string[]).includes(key) || !['asc', 'desc'].includes(dir)) {
@@ -79,10 +87,18 @@ export class LeasesService {
       assertCanSee(caller, marker, 'lease_id', query.marker);
       filter.marker = marker;
     }
-    const leases = await this.repo.list(em, filter);
-    const parts = await this.repo.withParts(em, leases);
-    const extra = await describeAll(em, parts, this.plugins);
-    return parts.map((p) => toLeaseWire(p, this.plugins, extra));
+    let left = query.limit ?? Infinity;
+    for (;;) {
+      const size = Math.min(LIST_PAGE, left);
+      const leases = await this.repo.list(em, { ...filter, limit: size });
+      if (leases.length === 0) return;
+      const parts = await this.repo.withParts(em, leases);
+      const extra = await describeAll(em, parts, this.plugins);
+      yield parts.map((p) => toLeaseWire(p, this.plugins, extra));
+      left -= leases.length;
+      if (leases.length < size || left <= 0) return;
+      filter.marker = leases[leases.length - 1];
+    }
   }
 
   async get(caller: Identity, id: string): Promise<{ lease: LeaseWire; version: number }> {
@@ -220,8 +236,18 @@ export class LeasesService {
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       return { parts: await this.repo.parts(tx, updated), version: updated.version };
     });
-    // Started reservations hand out what they gained (e.g. a new host) right away.
-    await this.actions.refresh(result.parts.lease, result.parts.reservations);
+    // Started reservations hand out what they gained (e.g. a new host) right away. The
+    // update is committed: a failure here is logged, not answered; heal and resync
+    // bring the compute service in line later.
+    try {
+      await this.actions.refresh(result.parts.lease, result.parts.reservations);
+    } catch (error) {
+      this.logger.error({
+        msg: 'lease updated, but handing its resources out failed; heal will retry',
+        lease_id: id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
     const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);
     return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };
   }
