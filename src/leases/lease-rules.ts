@@ -1,5 +1,5 @@
-/** Date rules for creating and updating leases (Blazar's checks and messages), pure. */
-import { InvalidInput } from '../common/errors.js';
+/** Rules for creating, updating and deleting leases (Blazar's checks and messages), pure. */
+import { InvalidInput, PreconditionFailed } from '../common/errors.js';
 import { truncateToMinute } from '../common/dates.js';
 
 export interface LeaseWindow {
@@ -71,4 +71,18 @@ export function shiftBeforeEnd(previous: Date, oldEnd: Date, next: LeaseWindow):
   const at = new Date(next.end.getTime() - (oldEnd.getTime() - previous.getTime()));
   if (at < next.start) return next.start;
   return at >= next.end ? next.start : at;
+}
+
+/** If-Match carries the version from the ETag: `"3"`, `W/"3"` or `3`; `*` matches any. */
+export function checkVersion(
+  lease: { id: string; version: number },
+  ifMatch: string | undefined,
+): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const wanted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, '').replace(/"/g, ''));
+  if (!wanted.includes(String(lease.version))) {
+    throw new PreconditionFailed(
+      `Lease ${lease.id} has changed (now version ${lease.version}); fetch it and try again`,
+    );
+  }
 }

@@ -17,13 +17,17 @@ import type { Identity } from '../common/auth/identity.js';
 import { checkKey } from './idempotency.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import { ListLeasesQuery } from './dto/list-leases.query.js';
+import { LeaseDeleter } from './lease-deleter.js';
 import { LeasesService } from './leases.service.js';
 
 const etag = (version: number) => `"${version}"`;
 
 @Controller('v1/leases')
 export class LeasesController {
-  constructor(private readonly leases: LeasesService) {}
+  constructor(
+    private readonly leases: LeasesService,
+    private readonly deleter: LeaseDeleter,
+  ) {}
 
   /** Streamed a page at a time: a list of every lease stays in bounded memory. */
   @Get()
@@ -104,7 +108,7 @@ export class LeasesController {
     @Param('id') id: string,
     @Headers('if-match') ifMatch: string | undefined,
   ): Promise<void> {
-    await this.leases.delete(caller, id, ifMatch);
+    await this.deleter.delete(caller, id, ifMatch);
   }
 }
 

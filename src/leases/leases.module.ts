@@ -1,14 +1,17 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { LeaseDeleter } from './lease-deleter.js';
 import { ReservationsModule } from '../reservations/reservations.module.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeasesController } from './leases.controller.js';
 import { LeasesRepository } from './leases.repository.js';
 import { LeasesService } from './leases.service.js';
 
+/** Global: the manager's upkeep finishes deletes that did not finish. */
+@Global()
 @Module({
   imports: [ReservationsModule],
   controllers: [LeasesController],
-  providers: [LeasesService, LeaseUpdater, LeasesRepository],
-  exports: [LeasesRepository, LeasesService],
+  providers: [LeasesService, LeaseUpdater, LeasesRepository, LeaseDeleter],
+  exports: [LeasesRepository, LeasesService, LeaseDeleter],
 })
 export class LeasesModule {}

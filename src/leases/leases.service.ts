@@ -20,7 +20,7 @@ import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
 import { claimKey, requestHash, storedReplay, storeResponse } from './idempotency.js';
-import { beforeEndTime, checkNewWindow } from './lease-rules.js';
+import { beforeEndTime, checkNewWindow, checkVersion } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeaseFilter, LeasesRepository } from './leases.repository.js';
@@ -252,39 +252,6 @@ export class LeasesService {
     return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };
   }
 
-  /**
-   * Marks the lease DELETING (refused while a start or end runs), ends what its
-   * reservations hold through the plugins, then removes it all.
-   */
-  async delete(caller: Identity, id: string, ifMatch?: string): Promise<void> {
-    const parts = await withTransaction(this.dataSource, async (tx) => {
-      const lease = await this.repo.lock(tx, id);
-      assertCanSee(caller, lease, 'lease_id', id);
-      checkVersion(lease, ifMatch);
-      const found = await this.repo.parts(tx, lease);
-      const running = found.events.some(
-        (e) => e.status === 'IN_PROGRESS' && e.eventType !== 'before_end_lease',
-      );
-      if (running) {
-        throw new InvalidStatus(`Lease ${id} is starting or ending; try again when it is done`);
-      }
-      await tx.update(Lease, { id }, { status: 'DELETING', updatedAt: this.clock.now() });
-      return found;
-    });
-    try {
-      await this.actions.end(parts.lease, parts.reservations);
-    } catch (error) {
-      await this.dataSource.manager.update(
-        Lease,
-        { id },
-        { status: 'ERROR', updatedAt: this.clock.now() },
-      );
-      throw error;
-    }
-    await this.dataSource.manager.delete(Lease, { id });
-    this.logger.log({ msg: 'lease deleted', lease_id: id });
-  }
-
   private async plan(
     values: Record<string, unknown>,
     caller: Identity,
@@ -332,16 +299,5 @@ export class LeasesService {
 
   private async wire(em: EntityManager, parts: LeaseParts): Promise<LeaseWire> {
     return toLeaseWire(parts, this.plugins, await describeAll(em, [parts], this.plugins));
-  }
-}
-
-/** If-Match carries the version from the ETag: `"3"`, `W/"3"` or `3`; `*` matches any. */
-function checkVersion(lease: Lease, ifMatch: string | undefined): void {
-  if (ifMatch === undefined || ifMatch.trim() === '*') return;
-  const wanted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, '').replace(/"/g, ''));
-  if (!wanted.includes(String(lease.version))) {
-    throw new PreconditionFailed(
-      `Lease ${lease.id} has changed (now version ${lease.version}); fetch it and try again`,
-    );
   }
 }

@@ -12,6 +12,7 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
+import { LeaseDeleter } from '../leases/lease-deleter.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { PoolSync } from '../pools/pool-sync.js';
@@ -34,6 +35,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly pools: PoolSync,
     private readonly trusts: TrustsService,
     private readonly plugins: PluginRegistry,
+    private readonly deleter: LeaseDeleter,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -56,6 +58,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
       await this.healing.heal();
       await this.pools.sweepRecycle();
       await this.trusts.sweep();
+      await this.deleter.finishDeletes();
       for (const plugin of this.plugins.all()) await plugin.upkeep?.();
     } catch (error) {
       this.logger.error(error instanceof Error ? error : String(error));
