@@ -272,6 +272,51 @@ describe('physical:host reservations', () => {
     ).expect(400);
   });
 
+  it('should keep affinity and anti_affinity when healing moves hosts, and flag what cannot keep them', async () => {
+    t.clock.set(new Date('2031-07-01T00:00:00Z'));
+    // rack ta: 3 hosts, rack tb: 2 hosts
+    await addHosts(t.http, ['ta-1', 'ta-2', 'ta-3', 'tb-1', 'tb-2'], (name) => ({
+      zone: 'healrack',
+      rack: name.slice(0, 2),
+    }));
+    const ids = Object.fromEntries(
+      (
+        (await t.http.get('/v1/os-hosts')).body.hosts as {
+          id: string;
+          hypervisor_hostname: string;
+        }[]
+      ).map((h) => [h.hypervisor_hostname, h.id]),
+    );
+    const down = (name: string) =>
+      t.http.put(`/v1/os-hosts/${ids[name]}`).send({ reservable: false }).expect(200);
+    const rackOf = (host: string) => host.slice(0, 2);
+    const together = await lease(
+      'heal-together',
+      '2031-07-02 00:00',
+      '2031-07-03 00:00',
+      hostReservation({
+        resource_properties: '["==", "$zone", "healrack"]',
+        min: 2,
+        max: 2,
+        affinity: 'rack',
+      }),
+    ).expect(201);
+    const rid = together.body.lease.reservations[0].id;
+    const before = await hostsOf(rid);
+    expect(before.map(rackOf)).toEqual(['ta', 'ta']);
+    // one fails: its replacement comes from the same rack
+    await down(before[0]);
+    const healed = await hostsOf(rid);
+    expect(healed.map(rackOf)).toEqual(['ta', 'ta']);
+    expect(healed).not.toContain(before[0]);
+    // another fails: no host of that rack is left, so it stays, flagged, never split
+    await down(healed.find((h) => h !== before[1]) as string);
+    expect((await hostsOf(rid)).map(rackOf)).toEqual(['ta', 'ta']);
+    const shown = (await t.http.get(`/v1/leases/${together.body.lease.id}`)).body.lease;
+    expect(shown.degraded).toBe(true);
+    expect(shown.reservations[0].missing_resources).toBe(true);
+  });
+
   it('should reject bad host reservation parameters with Blazar messages and write nothing', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ min: 1, max: undefined }, 'Missing parameter max'],

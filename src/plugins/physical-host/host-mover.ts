@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { sql } from '../../database/sql.js';
-import { asHostParams } from './host-params.js';
+import { asHostParams, type HostParams } from './host-params.js';
 import { AllocationsRepository } from '../../pools/allocations.repository.js';
-import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import { combine, type HostQuery, HostQueryBuilder } from '../../scheduler/host-query.js';
 
 interface AllocationToMove {
   id: string;
@@ -50,10 +50,11 @@ export class HostMover {
     const results: MovedAllocation[] = [];
     for (const a of rows) {
       const params = asHostParams(a.params);
-      const q = await this.queries.build(
+      const base = await this.queries.build(
         tx,
         combine(params.hypervisor_properties, params.resource_properties),
       );
+      const q = await this.keepPlacement(tx, base, a.reservation_id, params, hostIds, now);
       const start = a.lower > now ? a.lower : now;
       const [to] = await this.allocations.findFree(
         tx,
@@ -78,5 +79,38 @@ export class HostMover {
       });
     }
     return results;
+  }
+
+  /**
+   * A replacement keeps the reservation's topology placement: with `affinity` it must
+   * share the level's label with the reservation's other hosts, with `anti_affinity` it
+   * must not. What cannot keep it does not move, and the reservation is flagged.
+   */
+  private async keepPlacement(
+    tx: EntityManager,
+    q: HostQuery,
+    reservationId: string,
+    params: HostParams,
+    leaving: number[],
+    now: Date,
+  ): Promise<HostQuery> {
+    const level = params.affinity ?? params.anti_affinity;
+    if (level === null) return q;
+    const { rows } = await sql<{ label: string | null }>(
+      tx,
+      `SELECT DISTINCT h.capabilities ->> $3 AS label FROM host_allocations a
+         JOIN hosts h ON h.id = a.host_id
+        WHERE a.reservation_id = $1 AND NOT (a.host_id = ANY($2)) AND upper(a.during) > $4`,
+      [reservationId, leaving, level, now],
+    );
+    const labels = rows.flatMap((r) => (r.label === null ? [] : [r.label]));
+    const p = [...q.params, level, labels];
+    const key = `$${p.length - 1}::text`;
+    const list = `$${p.length}::text[]`;
+    const where =
+      params.affinity !== null
+        ? `h.capabilities ? ${key} AND (cardinality(${list}) = 0 OR h.capabilities ->> ${key} = ANY(${list}))`
+        : `h.capabilities ? ${key} AND NOT (h.capabilities ->> ${key} = ANY(${list}))`;
+    return { ...q, where: `(${q.where}) AND ${where}`, params: p };
   }
 }
