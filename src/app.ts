@@ -32,10 +32,17 @@ export async function buildApp(
   const clock = options.clock ?? new SystemClock();
   const plugins = options.plugins ?? [];
   const logger = options.logger ?? new JsonLogger(config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ config, database, clock, plugins, driver: options.driver }),
-    { logger: logger === false ? false : logger, abortOnError: false },
-  );
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot({ config, database, clock, plugins, driver: options.driver }),
+      { logger: logger === false ? false : logger, abortOnError: false },
+    );
+  } catch (error) {
+    // E.g. a bad PLUGINS: leave nothing open (the embedded database's lock included).
+    await database.close().catch(() => undefined);
+    throw error;
+  }
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(httpMiddleware);

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
+import { DataDirLocked } from './database/data-dir-lock.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof DataDirLocked) {
     process.stderr.write(`${error.message}\n`);
   } else {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { pgCode, RETRYABLE } from '../database/transaction.js';
+import { isDatabaseUnavailable } from '../database/unavailable.js';
 import { ClimateError } from './errors.js';
 
 const HTTP_NAMES: Record<number, string> = {
@@ -59,6 +60,13 @@ export class ErrorFilter implements ExceptionFilter {
         const name = HTTP_NAMES[status] ?? 'HttpError';
         return { error_code: status, error_message: httpMessage(error), error_name: name };
       }
+    }
+    if (isDatabaseUnavailable(error)) {
+      return {
+        error_code: 503,
+        error_message: 'The database cannot be reached; try again shortly',
+        error_name: 'ServiceUnavailable',
+      };
     }
     if (RETRYABLE.has(pgCode(error) ?? '')) {
       return {

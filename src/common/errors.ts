@@ -79,3 +79,10 @@ export class PreconditionFailed extends ClimateError {
     super(412, 'PreconditionFailed', message);
   }
 }
+
+/** Something Climate needs (its database) cannot be reached now; the caller may retry. */
+export class ServiceUnavailable extends ClimateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(503, 'ServiceUnavailable', message, options);
+  }
+}

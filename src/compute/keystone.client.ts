@@ -1,4 +1,8 @@
 /** Keystone v3: a service token from service credentials, and validation of user tokens. */
+import { ClimateError } from '../common/errors.js';
+
+/** How long one Keystone call may take when KEYSTONE_TIMEOUT_MS does not say. */
+export const KEYSTONE_TIMEOUT_MS = 10_000;
 
 export interface KeystoneConfig {
   url: string;
@@ -6,6 +10,8 @@ export interface KeystoneConfig {
   password: string;
   project: string;
   domain: string;
+  /** Longest one call (answer and body) may take; KEYSTONE_TIMEOUT_MS by default. */
+  timeoutMs?: number;
 }
 
 export interface TokenInfo {
@@ -30,7 +36,23 @@ interface TokenBody {
   };
 }
 
-export class KeystoneError extends Error {}
+/**
+ * Keystone failed: it answered wrongly (502), could not be reached (503) or did not
+ * answer in time (504). Rendered with Blazar's body like every ClimateError.
+ */
+export class KeystoneError extends ClimateError {
+  constructor(message: string, status = 502, options?: { cause?: unknown }) {
+    super(status, 'IdentityServiceError', message, options);
+  }
+}
+
+interface Answer {
+  status: number;
+  ok: boolean;
+  headers: Headers;
+  /** The parsed JSON body; a KeystoneError (502) when `ok` and it is not JSON. */
+  json<T>(): T;
+}
 
 interface Session {
   token: string;
@@ -61,12 +83,12 @@ export class KeystoneClient {
 
   /** Validates a user's token; null when Keystone says it is not valid. */
   async validate(userToken: string): Promise<TokenInfo | null> {
-    const res = await fetch(`${this.config.url}/auth/tokens?nocatalog`, {
+    const res = await this.call('GET', '/auth/tokens?nocatalog', {
       headers: { 'X-Auth-Token': await this.serviceToken(), 'X-Subject-Token': userToken },
     });
     if (res.status === 404 || res.status === 401) return null;
     if (!res.ok) throw new KeystoneError(`Keystone answered ${res.status} validating a token`);
-    const { token } = (await res.json()) as TokenBody;
+    const token = tokenOf(res, 'validating a token');
     if (token.project === undefined) return null;
     return {
       userId: token.user.id,
@@ -84,21 +106,21 @@ export class KeystoneClient {
     userToken: string,
     caller: { userId: string; projectId: string; roles: string[] },
   ): Promise<string> {
-    const res = await fetch(`${this.config.url}/OS-TRUST/trusts`, {
-      method: 'POST',
-      headers: { 'X-Auth-Token': userToken, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
+    const trusteeUserId = (await this.session()).userId;
+    const res = await this.call('POST', '/OS-TRUST/trusts', {
+      headers: { 'X-Auth-Token': userToken },
+      body: {
         trust: {
           trustor_user_id: caller.userId,
-          trustee_user_id: (await this.session()).userId,
+          trustee_user_id: trusteeUserId,
           project_id: caller.projectId,
           impersonation: true,
           roles: caller.roles.map((name) => ({ name })),
         },
-      }),
+      },
     });
     if (!res.ok) throw new KeystoneError(`Keystone refused a trust (${res.status})`);
-    return ((await res.json()) as { trust: { id: string } }).trust.id;
+    return res.json<{ trust: { id: string } }>().trust.id;
   }
 
   /** A token of the trustor, in the trust's project. */
@@ -114,8 +136,7 @@ export class KeystoneClient {
   /** Removes a trust; one that is gone already is fine. */
   async deleteTrust(trustId: string): Promise<void> {
     this.trusts.delete(trustId);
-    const res = await fetch(`${this.config.url}/OS-TRUST/trusts/${encodeURIComponent(trustId)}`, {
-      method: 'DELETE',
+    const res = await this.call('DELETE', `/OS-TRUST/trusts/${encodeURIComponent(trustId)}`, {
       headers: { 'X-Auth-Token': await this.serviceToken() },
     });
     if (!res.ok && res.status !== 404) {
@@ -134,11 +155,9 @@ export class KeystoneClient {
 
   /** Climate's service credentials, scoped as asked. */
   private async authenticate(scope: Record<string, unknown>): Promise<Session> {
-    const { url, username, password, domain } = this.config;
-    const res = await fetch(`${url}/auth/tokens`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
+    const { username, password, domain } = this.config;
+    const res = await this.call('POST', '/auth/tokens', {
+      body: {
         auth: {
           identity: {
             methods: ['password'],
@@ -146,7 +165,7 @@ export class KeystoneClient {
           },
           scope,
         },
-      }),
+      },
     });
     const token = res.headers.get('x-subject-token');
     if (!res.ok || token === null) {
@@ -154,14 +173,83 @@ export class KeystoneClient {
         `Keystone refused the service credentials of ${username} (${res.status})`,
       );
     }
-    const body = (await res.json()) as TokenBody;
+    const body = tokenOf(res, `authenticating ${username}`);
     return {
       token,
-      userId: body.token.user.id,
-      expiresAt: new Date(body.token.expires_at),
-      catalog: body.token.catalog ?? [],
+      userId: body.user.id,
+      expiresAt: new Date(body.expires_at),
+      catalog: body.catalog ?? [],
     };
   }
+
+  /**
+   * One call, answer and body within the timeout. A timeout is a KeystoneError 504, a
+   * connection that fails a 503; the caller judges the status.
+   */
+  private async call(
+    method: string,
+    path: string,
+    options: { headers?: Record<string, string>; body?: unknown },
+  ): Promise<Answer> {
+    const timeoutMs = this.config.timeoutMs ?? KEYSTONE_TIMEOUT_MS;
+    const url = `${this.config.url}${path}`;
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: {
+          Accept: 'application/json',
+          ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...options.headers,
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await res.text();
+    } catch (error) {
+      const endpoint = `${method} ${url.replace(/\?.*$/, '')}`;
+      // Duck-typed: the DOMException may come from another realm (Node's own, under jest).
+      if ((error as { name?: unknown } | null)?.name === 'TimeoutError') {
+        throw new KeystoneError(`Keystone did not answer ${endpoint} in ${timeoutMs} ms`, 504, {
+          cause: error,
+        });
+      }
+      throw new KeystoneError(`Keystone cannot be reached (${endpoint}): ${reason(error)}`, 503, {
+        cause: error,
+      });
+    }
+    return {
+      status: res.status,
+      ok: res.ok,
+      headers: res.headers,
+      json: <T>() => {
+        try {
+          return JSON.parse(text) as T;
+        } catch (error) {
+          throw new KeystoneError(`Keystone answered ${method} ${path} with no JSON`, 502, {
+            cause: error,
+          });
+        }
+      },
+    };
+  }
+}
+
+/** The token in an answer; a KeystoneError (502) when the answer has none. */
+function tokenOf(res: Answer, doing: string): TokenBody['token'] {
+  const token = res.json<Partial<TokenBody>>().token;
+  if (typeof token?.user?.id !== 'string' || typeof token.expires_at !== 'string') {
+    throw new KeystoneError(`Keystone answered ${res.status} ${doing}, with no token in it`);
+  }
+  return token;
+}
+
+/** The innermost reason of a failed fetch (ECONNREFUSED, …). */
+function reason(error: unknown): string {
+  const outer = error as { message?: unknown; cause?: { message?: unknown } } | null;
+  const message = outer?.cause?.message ?? outer?.message;
+  return typeof message === 'string' ? message : String(error);
 }
 
 function fresh(session: Session): boolean {

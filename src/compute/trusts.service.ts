@@ -29,10 +29,12 @@ export class TrustsService {
     try {
       return await this.keystone.createTrust(caller.token, { ...caller, roles });
     } catch (error) {
+      // Keystone's own 502/503/504 stays what it was.
       throw new ClimateError(
-        502,
+        error instanceof ClimateError ? error.status : 502,
         'IdentityServiceError',
         `Could not make a Keystone trust for the lease: ${String(error)}`,
+        { cause: error },
       );
     }
   }

@@ -61,4 +61,64 @@ describe('loadConfig', () => {
       ['AUTH_TOKENS_FILE', 'DATABASE_URL', 'EVENT_POLL_MS', 'LOG_LEVEL', 'PORT', 'ROLE'].sort(),
     );
   });
+  describe('AUTH_STRATEGY=noauth on a non-loopback HOST', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    };
+
+    it.each(['0.0.0.0', '::', '10.0.0.5', 'climate.example.org', '::ffff:10.0.0.5'])(
+      'should refuse HOST=%s when noauth would make anyone on the network admin',
+      (host) => {
+        const problems = problemsOf({ HOST: host });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(new RegExp(`^HOST=${host.replace(/\./g, '\\.')}: `));
+        expect(problems[0]).toContain('NOAUTH_ALLOW_REMOTE=true');
+      },
+    );
+
+    it.each(['127.0.0.1', '127.8.9.10', '::1', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])(
+      'should accept HOST=%s when it is a loopback address',
+      (host) => {
+        expect(loadConfig({ HOST: host }).host).toBe(host);
+      },
+    );
+
+    it('should accept a non-loopback HOST when the operator sets NOAUTH_ALLOW_REMOTE=true', () => {
+      const config = loadConfig({ HOST: '0.0.0.0', NOAUTH_ALLOW_REMOTE: 'true' });
+      expect(config).toMatchObject({ host: '0.0.0.0', noauthAllowRemote: true });
+    });
+
+    it('should accept a non-loopback HOST when the strategy checks tokens', () => {
+      const config = loadConfig({
+        HOST: '0.0.0.0',
+        AUTH_STRATEGY: 'tokens',
+        AUTH_TOKENS_FILE: 't.json',
+      });
+      expect(config.host).toBe('0.0.0.0');
+    });
+
+    it('should list the HOST problem with every other bad variable in the one error', () => {
+      const problems = problemsOf({ HOST: '0.0.0.0', NOAUTH_ALLOW_REMOTE: 'yes', PORT: 'x' });
+      expect(problems.map((p) => p.split(/[=:]/)[0]).sort()).toEqual([
+        'HOST',
+        'NOAUTH_ALLOW_REMOTE',
+        'PORT',
+      ]);
+    });
+  });
+
+  it('should read the outage timeouts when they are set', () => {
+    const config = loadConfig({ KEYSTONE_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '750' });
+    expect(config.keystone.timeoutMs).toBe(2500);
+    expect(config.databaseConnectTimeoutMs).toBe(750);
+    expect(loadConfig({})).toMatchObject({
+      databaseConnectTimeoutMs: 5000,
+      keystone: { timeoutMs: 10_000 },
+    });
+  });
 });

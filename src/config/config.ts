@@ -1,3 +1,5 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
 export type AuthStrategy = 'noauth' | 'tokens' | 'keystone';
@@ -5,12 +7,16 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
 export interface Config {
   databaseUrl: string | null;
+  /** How long a new database connection (or a free one from the pool) may take. */
+  databaseConnectTimeoutMs: number;
   dataDir: string;
   host: string;
   port: number;
   role: Role;
   authStrategy: AuthStrategy;
   authTokensFile: string | null;
+  /** noauth on a non-loopback HOST, which makes anyone who can reach it admin. */
+  noauthAllowRemote: boolean;
   eventPollMs: number;
   eventMaxAttempts: number;
   eventClaimTtlMs: number;
@@ -27,6 +33,8 @@ export interface Config {
     password: string;
     project: string;
     domain: string;
+    /** Longest a Keystone call may take. */
+    timeoutMs: number;
   };
   novaUrl: string | null;
   placementUrl: string | null;
@@ -123,17 +131,31 @@ function checkDatabaseUrl(url: string | null, problems: string[]): void {
   }
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** 127.0.0.0/8, ::1 (IPv4-mapped forms too) and localhost. */
+export function isLoopback(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  if (isIPv4(host)) return LOOPBACK.check(host, 'ipv4');
+  return isIPv6(host) && LOOPBACK.check(host, 'ipv6');
+}
+
 /** Reads every setting; throws one ConfigError that names every bad variable. */
 export function loadConfig(env: Env): Config {
   const r = new Reader(env);
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
+    databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
     role: r.oneOf('ROLE', 'all', ['api', 'manager', 'all'] as const),
     authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens', 'keystone'] as const),
     authTokensFile: r.optional('AUTH_TOKENS_FILE'),
+    noauthAllowRemote:
+      r.oneOf('NOAUTH_ALLOW_REMOTE', 'false', ['true', 'false'] as const) === 'true',
     eventPollMs: r.int('EVENT_POLL_MS', 1000, 10, 3_600_000),
     eventMaxAttempts: r.int('EVENT_MAX_ATTEMPTS', 5, 1, 100),
     eventClaimTtlMs: r.int('EVENT_CLAIM_TTL_MS', 300_000, 1000, 86_400_000),
@@ -149,6 +171,7 @@ export function loadConfig(env: Env): Config {
       password: r.text('SERVICE_PASSWORD', ''),
       project: r.text('SERVICE_PROJECT', 'service'),
       domain: r.text('SERVICE_DOMAIN', 'Default'),
+      timeoutMs: r.int('KEYSTONE_TIMEOUT_MS', 10_000, 100, 600_000),
     },
     novaUrl: r.optional('NOVA_URL'),
     placementUrl: r.optional('PLACEMENT_URL'),
@@ -168,6 +191,19 @@ export function loadConfig(env: Env): Config {
   checkDatabaseUrl(config.databaseUrl, problems);
   if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
     problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
+  }
+  const listens = config.role !== 'manager';
+  if (
+    listens &&
+    config.authStrategy === 'noauth' &&
+    !config.noauthAllowRemote &&
+    !isLoopback(config.host)
+  ) {
+    problems.push(
+      `HOST=${config.host}: with AUTH_STRATEGY=noauth anyone who reaches this address is admin; ` +
+        'listen on 127.0.0.1, use AUTH_STRATEGY=tokens or keystone, or set ' +
+        'NOAUTH_ALLOW_REMOTE=true if something in front of Climate checks callers',
+    );
   }
   const needsKeystone = config.authStrategy === 'keystone' || config.computeDriver === 'nova';
   if (needsKeystone && config.keystone.url === null) {

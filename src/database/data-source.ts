@@ -4,6 +4,7 @@ import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config/config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { ENTITIES, MIGRATIONS } from './entities.js';
 
 /** Any number; all replicas agree on it so migrations run once. */
@@ -21,7 +22,8 @@ function baseOptions(): Pick<DataSourceOptions, 'entities' | 'migrations' | 'syn
 
 /** PostgreSQL when a URL is given; else embedded PGlite in `dataDir` (one session). */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> &
+    Partial<Pick<Config, 'databaseConnectTimeoutMs'>>,
   poolSize = 10,
 ): Promise<Database> {
   if (config.databaseUrl !== null) {
@@ -29,6 +31,9 @@ export async function openDatabase(
       type: 'postgres',
       url: config.databaseUrl,
       poolSize,
+      // Bounds both a new connection and the wait for a free one: with the server down
+      // or overloaded a request fails (503) instead of hanging.
+      connectTimeoutMS: config.databaseConnectTimeoutMs ?? 5000,
       applicationName: 'climate',
       ...baseOptions(),
     });
@@ -36,23 +41,37 @@ export async function openDatabase(
     return { dataSource, embedded: false, close: () => dataSource.destroy() };
   }
   mkdirSync(config.dataDir, { recursive: true });
-  const pglite = await PGlite.create(config.dataDir, { extensions: { btree_gist } });
-  const pg = createPgConfig(pglite);
-  const dataSource = new DataSource({
-    type: 'postgres',
-    // One connection that never idles out: PGlite has exactly one session.
-    extra: { connection: pg.connection, max: 1, idleTimeoutMillis: 0 },
-    ...baseOptions(),
-  });
-  await dataSource.initialize();
-  return {
-    dataSource,
-    embedded: true,
-    close: async () => {
-      await dataSource.destroy();
-      await pglite.close();
-    },
-  };
+  // PGlite has no lock of its own: two processes on one directory lose writes or worse.
+  const lock = lockDataDir(config.dataDir);
+  let pglite: PGlite | undefined;
+  try {
+    pglite = await PGlite.create(config.dataDir, { extensions: { btree_gist } });
+    const pg = createPgConfig(pglite);
+    const dataSource = new DataSource({
+      type: 'postgres',
+      // One connection that never idles out: PGlite has exactly one session.
+      extra: { connection: pg.connection, max: 1, idleTimeoutMillis: 0 },
+      ...baseOptions(),
+    });
+    await dataSource.initialize();
+    const opened = pglite;
+    return {
+      dataSource,
+      embedded: true,
+      close: async () => {
+        try {
+          await dataSource.destroy();
+          await opened.close();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    await pglite?.close().catch(() => undefined);
+    lock.release();
+    throw error;
+  }
 }
 
 /** Runs pending migrations under a session advisory lock, so replicas never race. */

@@ -7,6 +7,7 @@ import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../leases/entities/lease.entity.js';
 import { canTransition, deriveStableStatus, LeaseStatus } from '../leases/lease-status.js';
 import { LeasesRepository } from '../leases/leases.repository.js';
+import { PluginTimeout } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
 import type { LeaseEvent } from './entities/lease-event.entity.js';
@@ -70,8 +71,24 @@ export class EventRunner {
         });
         return;
       }
+      if (error instanceof PluginTimeout) await this.outlive(event, error);
       await this.fail(event, owner, previous, error);
     }
+  }
+
+  /**
+   * A timed-out action may still be running. The event stays claimed (the manager's
+   * heartbeat goes on renewing it) until the action has really stopped, and the failure
+   * is recorded only then, so its retry never overlaps it.
+   */
+  private async outlive(event: LeaseEvent, timeout: PluginTimeout): Promise<void> {
+    this.logger.warn({
+      msg: `${event.eventType} timed out; the retry waits until the action stops`,
+      event_id: event.id,
+      lease_id: event.leaseId,
+      reason: timeout.message,
+    });
+    await timeout.settled;
   }
 
   /** Checks and sets the lease's transitional status; null when there is nothing to do. */

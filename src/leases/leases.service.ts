@@ -5,7 +5,7 @@ import type { Identity } from '../common/auth/identity.js';
 import { assertCanSee } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
 import { parseInputDate } from '../common/dates.js';
-import { InvalidInput, InvalidStatus, PreconditionFailed } from '../common/errors.js';
+import { InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';

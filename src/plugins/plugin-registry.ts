@@ -1,28 +1,56 @@
-import { UnsupportedResourceType } from '../common/errors.js';
+import { ClimateError, UnsupportedResourceType } from '../common/errors.js';
 import type { ResourcePlugin } from './resource-plugin.js';
 
 export class PluginConfigurationError extends Error {}
 
-/** Wraps a plugin call: time limit, and errors re-thrown with the plugin's name as cause. */
+/**
+ * A plugin action that outlived its time limit: the attempt has failed (504), but the
+ * action may still be running. `settled` resolves once it has really stopped, so that
+ * whoever retries can wait for it instead of overlapping it.
+ */
+export class PluginTimeout extends ClimateError {
+  constructor(
+    message: string,
+    readonly settled: Promise<void>,
+  ) {
+    super(504, 'PluginTimeout', message);
+  }
+}
+
+/**
+ * Wraps a plugin call: time limit, and errors re-thrown with the plugin's name and the
+ * original as cause. A ClimateError keeps its status (a 502 from Nova stays a 502).
+ */
 export async function callPlugin<T>(
   plugin: ResourcePlugin,
   action: string,
   fn: () => Promise<T>,
   timeoutMs: number,
 ): Promise<T> {
+  // Called right away; a synchronous throw becomes a rejection.
+  const running = (async () => fn())();
+  const settled = running.then(
+    () => undefined,
+    () => undefined,
+  );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${plugin.resourceType} ${action} timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      const message = `${plugin.resourceType} ${action} timed out after ${timeoutMs} ms`;
+      reject(new PluginTimeout(message, settled));
+    }, timeoutMs);
   });
   try {
-    return await Promise.race([fn(), timeout]);
+    return await Promise.race([running, timeout]);
   } catch (error) {
+    if (error instanceof PluginTimeout) throw error;
     if (error instanceof Error && error.message.startsWith(plugin.resourceType)) throw error;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`${plugin.resourceType} ${action} failed: ${reason}`, { cause: error });
+    const message = `${plugin.resourceType} ${action} failed: ${reason}`;
+    if (error instanceof ClimateError) {
+      throw new ClimateError(error.status, error.errorName, message, { cause: error });
+    }
+    throw new Error(message, { cause: error });
   } finally {
     clearTimeout(timer);
   }
