@@ -3,7 +3,7 @@ import { ClimateError } from '../common/errors.js';
 /** How long one call to an OpenStack service may take before it counts as failed. */
 export const OPENSTACK_TIMEOUT_MS = 30_000;
 
-/** A compute-side service that failed, answered wrongly or not in time: 502 or 504. */
+/** A compute-side service that answered wrongly (502), could not be reached (503) or not in time (504). */
 export class ComputeServiceError extends ClimateError {
   constructor(message: string, status = 502, options?: { cause?: unknown }) {
     super(status, 'ComputeServiceError', message, options);
@@ -22,7 +22,7 @@ export interface OpenStackRequest {
 
 /**
  * One JSON call to an OpenStack API, bounded in time. Returns the status and the parsed
- * body; a timeout or a refused connection is a ComputeServiceError (504 / 502).
+ * body; a timeout or an unreachable service is a ComputeServiceError (504 / 503).
  */
 export async function openstackCall(
   req: OpenStackRequest,
@@ -43,10 +43,13 @@ export async function openstackCall(
     });
     text = await res.text();
   } catch (err) {
-    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    // By name: errors from fetch may come from another realm (e.g. under jest).
+    const name = (err as { name?: string } | null)?.name;
+    const timedOut = name === 'TimeoutError' || name === 'AbortError';
+    // Unreachable (refused, reset, no route) is 503; a service too slow to answer, 504.
     throw new ComputeServiceError(
-      `${req.method} ${req.url} ${timedOut ? 'timed out' : 'failed'}: ${String(err)}`,
-      timedOut ? 504 : 502,
+      `${req.method} ${req.url} ${timedOut ? 'timed out' : 'could not be reached'}: ${String(err)}`,
+      timedOut ? 504 : 503,
       { cause: err },
     );
   }
