@@ -1,4 +1,4 @@
-import { createTestDatabase, TestDatabase } from './support/database.js';
+import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
@@ -193,6 +193,74 @@ describe('what the physical:host plugin asks of the compute driver', () => {
     driver.states = null;
     expect((await t.http.get(`/v1/os-hosts/${id}`)).body.host.reservable).toBe(false);
   });
+
+  it('should let a start wait, without using up its attempts, for a host whose end is slow', async () => {
+    t.clock.set(new Date('2040-05-01T00:00:00Z'));
+    await addHosts(t.http, ['slow-1'], () => ({ zone: 'slow' }));
+    const first = await lease('slow');
+    await t.settle();
+    const second = await t.http
+      .post('/v1/leases')
+      .set({ 'X-Project-Id': 'tenant', 'X-Roles': 'member' })
+      .send({
+        name: 'next',
+        start_date: new Date(t.clock.now().getTime() + 2 * HOUR + 60_000).toISOString(),
+        end_date: new Date(t.clock.now().getTime() + 4 * HOUR).toISOString(),
+        reservations: [hostReservation({ resource_properties: '["==", "$zone", "slow"]' })],
+      })
+      .expect(201);
+    // the first lease's end hangs in the compute service
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = driver.serversOnHost.bind(driver);
+    driver.serversOnHost = async (host) => {
+      if (host === 'slow-1') await gate;
+      return original(host);
+    };
+    const client = await connect(db.url);
+    const startEvent = async () =>
+      (
+        await client.query(
+          `SELECT status, attempts, last_error FROM events WHERE lease_id = $1 AND event_type = 'start_lease'`,
+          [second.body.lease.id],
+        )
+      ).rows[0];
+    try {
+      // the first lease's before-end passes; its end begins and hangs; the next lease's
+      // start comes due a minute later, in a batch of its own
+      t.clock.advance(HOUR + 1000);
+      await t.settle();
+      t.clock.advance(HOUR);
+      await t.manager.tick();
+      // more retries than EVENT_MAX_ATTEMPTS, each after its wait (5 polls), all within
+      // the hung end's claim
+      for (let i = 0; i < 10; i++) {
+        t.clock.advance(6_000);
+        await t.manager.tick();
+        for (let j = 0; j < 250 && (await startEvent()).status === 'IN_PROGRESS'; j++) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+      const waiting = await startEvent();
+      expect(waiting.status).toBe('UNDONE');
+      expect(waiting.attempts).toBe(0);
+      expect(waiting.last_error).toContain('still in pool');
+      expect((await t.http.get(`/v1/leases/${second.body.lease.id}`)).body.lease.status).toBe(
+        'PENDING',
+      );
+    } finally {
+      driver.serversOnHost = original;
+      release();
+      await client.end();
+    }
+    await t.settle();
+    t.clock.advance(60_000);
+    await t.settle();
+    expect((await t.http.get(`/v1/leases/${first.id}`)).body.lease.status).toBe('TERMINATED');
+    expect((await t.http.get(`/v1/leases/${second.body.lease.id}`)).body.lease.status).toBe(
+      'ACTIVE',
+    );
+  }, 60_000);
 
   it('should run an interrupted start again without harm', async () => {
     t.clock.set(new Date('2040-04-01T00:00:00Z'));

@@ -86,3 +86,20 @@ export class ServiceUnavailable extends ClimateError {
     super(503, 'ServiceUnavailable', message, options);
   }
 }
+
+/**
+ * An action found what it needs still busy (a host the previous lease has not handed
+ * back yet). Waiting is not a failure: the manager tries again without counting it as
+ * an attempt.
+ */
+export class ResourceBusy extends Error {
+  override name = 'ResourceBusy';
+}
+
+/** Whether an error, or one it wraps (`cause`), says a resource is still busy. */
+export function isResourceBusy(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    if (e instanceof ResourceBusy) return true;
+  }
+  return false;
+}

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
+import { isResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
@@ -16,6 +17,9 @@ import { ClaimLost, EventsRepository } from './events.repository.js';
 
 /** The lease is not in a state where this event can run yet; try again later. */
 class NotReady extends Error {}
+
+/** How many polls a waiting event sits out before it looks again. */
+const WAIT_RETRY_POLLS = 5;
 
 interface Step {
   /** Set while the action runs; null when the lease's status does not change. */
@@ -153,7 +157,9 @@ export class EventRunner {
     error: unknown,
   ): Promise<void> {
     const reason = error instanceof Error ? error.message : String(error);
-    const final = event.attempts >= this.config.eventMaxAttempts;
+    // Waiting for a busy resource costs no attempt.
+    const waiting = isResourceBusy(error);
+    const final = !waiting && event.attempts >= this.config.eventMaxAttempts;
     const now = this.clock.now();
     try {
       await withTransaction(this.dataSource, async (tx) => {
@@ -161,13 +167,16 @@ export class EventRunner {
         if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
         if (!final) {
           const retryAt = new Date(
-            now.getTime() + retryDelayMs(event.attempts, this.config.eventPollMs),
+            now.getTime() +
+              (waiting
+                ? WAIT_RETRY_POLLS * this.config.eventPollMs
+                : retryDelayMs(event.attempts, this.config.eventPollMs)),
           );
           await this.events.finish(
             tx,
             event,
             owner,
-            { status: 'UNDONE', error: reason, retryAt },
+            { status: 'UNDONE', error: reason, retryAt, uncounted: waiting },
             now,
           );
           if (previous !== null && previous !== lease.status) {

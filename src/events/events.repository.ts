@@ -114,15 +114,30 @@ export class EventsRepository {
     tx: EntityManager,
     event: LeaseEvent,
     owner: string,
-    outcome: { status: EventStatus; error?: string | null; retryAt?: Date | null },
+    outcome: {
+      status: EventStatus;
+      error?: string | null;
+      retryAt?: Date | null;
+      /** The attempt does not count (it waited on a busy resource). */
+      uncounted?: boolean;
+    },
     now: Date,
   ): Promise<void> {
     const result = await sql(
       tx,
       `UPDATE events SET status = $3, last_error = $4, retry_at = $5,
-              claimed_by = NULL, claim_expires_at = NULL, updated_at = $6
+              claimed_by = NULL, claim_expires_at = NULL, updated_at = $6,
+              attempts = attempts - CASE WHEN $7 THEN 1 ELSE 0 END
         WHERE id = $1 AND claimed_by = $2 AND status = 'IN_PROGRESS'`,
-      [event.id, owner, outcome.status, outcome.error ?? null, outcome.retryAt ?? null, now],
+      [
+        event.id,
+        owner,
+        outcome.status,
+        outcome.error ?? null,
+        outcome.retryAt ?? null,
+        now,
+        outcome.uncounted === true,
+      ],
     );
     if (result.affected !== 1) throw new ClaimLost(`event ${event.id} was taken over`);
   }

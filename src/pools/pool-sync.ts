@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
+import { ResourceBusy } from '../common/errors.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
@@ -71,7 +72,7 @@ export class PoolSync {
       for (const host of joining) {
         const pool = await this.pools.poolOf(tx, host.id);
         if (pool !== null && pool.name !== FREEPOOL) {
-          throw new Error(`host ${host.name} is still in pool ${pool.name}`);
+          throw new ResourceBusy(`host ${host.name} is still in pool ${pool.name}`);
         }
       }
       await this.pools.moveHosts(
@@ -215,7 +216,7 @@ export class PoolSync {
     );
     const kept = others.filter((s) => !s.preemptible);
     if (kept.length > 0) {
-      throw new Error(
+      throw new ResourceBusy(
         `host ${host} still runs servers of other projects (${kept.map((s) => s.id).join(', ')})`,
       );
     }
