@@ -1,11 +1,23 @@
 /** The source of "now". Tests inject a FakeClock and move time instead of sleeping. */
 export abstract class Clock {
   abstract now(): Date;
+
+  /**
+   * The time to compare deadlines that replicas share (event claims) with, or null for
+   * the database's own clock: replicas' clocks may disagree, the database's is one.
+   */
+  shared(): Date | null {
+    return this.now();
+  }
 }
 
 export class SystemClock extends Clock {
   now(): Date {
     return new Date();
+  }
+
+  override shared(): Date | null {
+    return null;
   }
 }
 

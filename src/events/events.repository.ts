@@ -50,9 +50,16 @@ export class EventsRepository {
    * other event runs. Lease rows are locked with SKIP LOCKED first, so replicas split the
    * work instead of waiting on each other; an expired claim (a dead replica) is due again.
    */
-  async claimDue(now: Date, owner: string, ttlMs: number, limit: number): Promise<LeaseEvent[]> {
+  async claimDue(
+    shared: Date | null,
+    owner: string,
+    ttlMs: number,
+    limit: number,
+  ): Promise<LeaseEvent[]> {
     if (limit <= 0) return [];
     return this.dataSource.transaction(async (tx) => {
+      // Due times and claims are judged by one clock for every replica: the database's.
+      const now = shared ?? (await sql<{ now: Date }>(tx, `SELECT now() AS now`)).rows[0].now;
       const leases = await sql<{ id: string }>(
         tx,
         `SELECT l.id FROM leases l
@@ -95,12 +102,12 @@ export class EventsRepository {
   }
 
   /** Extends a claim while its action runs; false when the claim was lost. */
-  async heartbeat(id: string, owner: string, expiresAt: Date): Promise<boolean> {
+  async heartbeat(id: string, owner: string, shared: Date | null, ttlMs: number): Promise<boolean> {
     const result = await sql(
       this.dataSource.manager,
-      `UPDATE events SET claim_expires_at = $3
+      `UPDATE events SET claim_expires_at = coalesce($3::timestamptz, now()) + $4 * interval '1 millisecond'
         WHERE id = $1 AND claimed_by = $2 AND status = 'IN_PROGRESS'`,
-      [id, owner, expiresAt],
+      [id, owner, shared, ttlMs],
     );
     return result.affected === 1;
   }

@@ -67,7 +67,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     try {
       const free = this.config.eventConcurrency - this.running.size;
       const claimed = await this.events.claimDue(
-        this.clock.now(),
+        this.clock.shared(),
         this.owner,
         this.config.eventClaimTtlMs,
         free,
@@ -106,10 +106,11 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     const ttl = this.config.eventClaimTtlMs;
     const heartbeat = setInterval(
       () => {
-        const expires = new Date(this.clock.now().getTime() + ttl);
-        this.events.heartbeat(event.id, this.owner, expires).catch((error: unknown) => {
-          this.logger.warn({ msg: 'heartbeat failed', event_id: event.id, error: String(error) });
-        });
+        this.events
+          .heartbeat(event.id, this.owner, this.clock.shared(), ttl)
+          .catch((error: unknown) => {
+            this.logger.warn({ msg: 'heartbeat failed', event_id: event.id, error: String(error) });
+          });
       },
       Math.max(100, Math.floor(ttl / 3)),
     );
