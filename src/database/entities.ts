@@ -6,19 +6,9 @@ import { Init1763800000000 } from './migrations/1763800000000-Init.js';
 import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
 import { ServerReservations1764100000000 } from './migrations/1764100000000-ServerReservations.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
-import { Aggregate } from '../pools/entities/aggregate.entity.js';
 import { Host } from '../hosts/entities/host.entity.js';
-import { ResourceProperty } from '../hosts/entities/resource-property.entity.js';
 
-export const ENTITIES = [
-  Lease,
-  Reservation,
-  LeaseEvent,
-  IdempotencyKey,
-  Host,
-  ResourceProperty,
-  Aggregate,
-];
+export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
 export const MIGRATIONS = [
   Init1763800000000,
   Pools1763900000000,

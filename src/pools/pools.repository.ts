@@ -3,7 +3,13 @@ import type { EntityManager } from 'typeorm';
 import { NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
-import type { AggregateKind } from './entities/aggregate.entity.js';
+
+/**
+ * What an aggregate is: the freepool, the shared pool, the recycle pool, one pool per
+ * started host reservation, one per instance reservation, or a topology label.
+ */
+export type AggregateKind =
+  'freepool' | 'shared' | 'recycle' | 'reservation' | 'instance' | 'topology';
 
 export interface AggregateRow {
   id: number;

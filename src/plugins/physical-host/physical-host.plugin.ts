@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { Clock } from '../../common/clock.js';
 import { sql } from '../../database/sql.js';
 import { formatWireDate } from '../../common/dates.js';
 import { Conflict, InvalidInput } from '../../common/errors.js';
@@ -38,7 +37,6 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     private readonly allocations: AllocationsRepository,
     private readonly queries: HostQueryBuilder,
     private readonly pools: PoolSync,
-    private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly mover: HostMover,
   ) {}
