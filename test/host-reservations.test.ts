@@ -343,7 +343,7 @@ describe('physical:host reservations', () => {
     await client.end();
   });
 
-  it('should hand a host added to an active reservation to its pool at once', async () => {
+  it('should hand a host added to an active reservation to its pool at the next manager poll', async () => {
     t.clock.set(new Date('2031-07-01T00:00:00Z'));
     await addHosts(t.http, ['grow-1', 'grow-2'], () => ({ zone: 'grow' }));
     const created = await lease(
@@ -363,7 +363,16 @@ describe('physical:host reservations', () => {
       .send({ reservations: [{ id: reservationId, max: 2 }] })
       .expect(200);
     expect(await hostsOf(reservationId)).toEqual(['grow-1', 'grow-2']);
+    // the manager hands it over at its next poll, not the API process
+    expect(await poolOf('grow-2')).toBe('freepool');
+    await t.settle();
     expect(await poolOf('grow-2')).toBe(reservationId);
+    const client = await connect(db.url);
+    const { rows } = await client.query(`SELECT resync_at FROM reservations WHERE id = $1`, [
+      reservationId,
+    ]);
+    await client.end();
+    expect(rows[0].resync_at).toBeNull();
     // shrinking an active reservation below the hosts it uses is refused
     const shrink = await t.http
       .put(`/v1/leases/${created.body.lease.id}`)

@@ -191,7 +191,8 @@ describe('virtual:instance reservations', () => {
       .send({ reservations: [{ id: rid, amount: 2 }] })
       .expect(200);
     expect(Object.values(await slotsOf(rid)).reduce((a, b) => a + b, 0)).toBe(2);
-    // the compute service's size follows the new amount right after the update
+    // the manager brings the compute service's size in line at its next poll
+    await t.settle();
     expect(Object.fromEntries(driver.sizes.get(rid) ?? [])).toEqual(await slotsOf(rid));
     const other = await t.http
       .put(`/v1/leases/${id}`)

@@ -5,6 +5,7 @@ import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Init1763800000000 } from './migrations/1763800000000-Init.js';
 import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
 import { ServerReservations1764100000000 } from './migrations/1764100000000-ServerReservations.js';
+import { ReservationResync1764200000000 } from './migrations/1764200000000-ReservationResync.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   Pools1763900000000,
   InstanceSlots1764000000000,
   ServerReservations1764100000000,
+  ReservationResync1764200000000,
 ];

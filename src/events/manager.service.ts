@@ -14,6 +14,7 @@ import type { Config } from '../config/config.js';
 import type { LeaseEvent } from './entities/lease-event.entity.js';
 import { EventRunner } from './event-runner.js';
 import { EventsRepository } from './events.repository.js';
+import { ReservationSync } from '../reservations/reservation-sync.js';
 
 const TIMER = 'climate-manager';
 
@@ -33,6 +34,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     private readonly events: EventsRepository,
     private readonly runner: EventRunner,
+    private readonly resyncs: ReservationSync,
     private readonly scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -73,7 +75,9 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
         free,
       );
       if (claimed.length > 0) this.launch(claimed);
-      return claimed.length;
+      const resyncs = await this.resyncs.claim();
+      for (const work of resyncs) void this.keep(work);
+      return claimed.length + resyncs.length;
     } catch (error) {
       this.logger.error(error instanceof Error ? error : String(error));
       return 0;
@@ -96,7 +100,11 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private track(event: LeaseEvent, after: Promise<unknown> = Promise.resolve()): Promise<void> {
-    const work = after.then(() => this.execute(event));
+    return this.keep(after.then(() => this.execute(event)));
+  }
+
+  /** Running work, so that shutdown and `drain` wait for it. */
+  private keep(work: Promise<void>): Promise<void> {
     this.running.add(work);
     void work.finally(() => this.running.delete(work)).catch(() => undefined);
     return work;

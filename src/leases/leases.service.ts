@@ -10,12 +10,12 @@ import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { TrustsService } from '../compute/trusts.service.js';
+import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EventType } from '../events/event-status.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
-import { ReservationActions } from '../reservations/reservation-actions.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
@@ -49,7 +49,6 @@ export class LeasesService {
     private readonly dataSource: DataSource,
     private readonly repo: LeasesRepository,
     private readonly plugins: PluginRegistry,
-    private readonly actions: ReservationActions,
     private readonly updater: LeaseUpdater,
     private readonly trusts: TrustsService,
     private readonly clock: Clock,
@@ -233,21 +232,17 @@ export class LeasesService {
       checkVersion(lease, ifMatch);
       const parts = await this.repo.parts(tx, lease);
       const updated = await this.updater.apply(tx, parts, dto);
+      // Started reservations hand out what they gained (e.g. a new host): the manager
+      // does it (within a poll), from the committed rows.
+      await sql(
+        tx,
+        `UPDATE reservations SET resync_at = coalesce($2::timestamptz, now())
+          WHERE lease_id = $1 AND status = 'active'`,
+        [id, this.clock.shared()],
+      );
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       return { parts: await this.repo.parts(tx, updated), version: updated.version };
     });
-    // Started reservations hand out what they gained (e.g. a new host) right away. The
-    // update is committed: a failure here is logged, not answered; heal and resync
-    // bring the compute service in line later.
-    try {
-      await this.actions.refresh(result.parts.lease, result.parts.reservations);
-    } catch (error) {
-      this.logger.error({
-        msg: 'lease updated, but handing its resources out failed; heal will retry',
-        lease_id: id,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
     const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);
     return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };
   }

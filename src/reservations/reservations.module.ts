@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ReservationActions } from './reservation-actions.js';
+import { ReservationSync } from './reservation-sync.js';
 
 @Module({
-  providers: [ReservationActions],
-  exports: [ReservationActions],
+  providers: [ReservationActions, ReservationSync],
+  exports: [ReservationActions, ReservationSync],
 })
 export class ReservationsModule {}

@@ -1,0 +1,67 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import { Lease } from '../leases/entities/lease.entity.js';
+import { Reservation } from './entities/reservation.entity.js';
+import { ReservationActions } from './reservation-actions.js';
+
+/** Reservations taken per poll. */
+const BATCH = 8;
+
+/**
+ * Started reservations an update changed get their resources in line (a new host in
+ * their pool, more slots in the compute service) by the manager, not by the API
+ * process that made the update: the update only records `resync_at` in its
+ * transaction. Each is claimed by moving `resync_at` past the claim time, so replicas
+ * do not take the same one and one that died is taken again; it is cleared only if no
+ * newer update asked again meanwhile.
+ */
+@Injectable()
+export class ReservationSync {
+  private readonly logger = new Logger('manager');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly actions: ReservationActions,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /** Claims the due resyncs; returns the work to run (one promise per reservation). */
+  async claim(): Promise<Promise<void>[]> {
+    const shared = this.clock.shared();
+    const { rows } = await sql<{ id: string; claimed: Date }>(
+      this.dataSource.manager,
+      `UPDATE reservations r SET resync_at = coalesce($1::timestamptz, now()) + $2 * interval '1 millisecond'
+        WHERE r.id IN (SELECT id FROM reservations
+                        WHERE resync_at <= coalesce($1::timestamptz, now()) AND status = 'active'
+                        ORDER BY resync_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+        RETURNING r.id, r.resync_at AS claimed`,
+      [shared, this.config.eventClaimTtlMs],
+    );
+    return rows.map((r) => this.run(r.id, r.claimed));
+  }
+
+  private async run(id: string, claimed: Date): Promise<void> {
+    const em = this.dataSource.manager;
+    try {
+      const reservation = await em.findOneBy(Reservation, { id });
+      const lease = reservation && (await em.findOneBy(Lease, { id: reservation.leaseId }));
+      if (reservation && lease) await this.actions.refresh(lease, [reservation]);
+      await sql(em, `UPDATE reservations SET resync_at = NULL WHERE id = $1 AND resync_at = $2`, [
+        id,
+        claimed,
+      ]);
+    } catch (error) {
+      // Left claimed: taken again when the claim passes.
+      this.logger.warn({
+        msg: 'bringing a reservation in line after its update failed; will retry',
+        reservation_id: id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+}
