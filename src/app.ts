@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { Clock, SystemClock } from './common/clock.js';
 import { httpMiddleware } from './common/http-middleware.js';
+import { InputGuard } from './common/input-guard.js';
 import { JsonLogger } from './common/json-logger.js';
 import type { Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
@@ -46,5 +47,6 @@ export async function buildApp(
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(httpMiddleware);
+  app.useGlobalGuards(new InputGuard());
   return app;
 }

@@ -31,8 +31,25 @@ describe('splitHostFields', () => {
     [{ pool: 'shared' }, 'pool cannot be set'],
     [{ reservable: 'maybe' }, 'Malformed parameter reservable'],
     [{ gpu: { a: 1 } }, 'Malformed parameter gpu'],
+    [{ hypervisor_type: 't'.repeat(256) }, 'Malformed parameter hypervisor_type: at most 255'],
+    [{ availability_zone: 'a\ufe0f'.repeat(128) }, 'Malformed parameter availability_zone'],
+    [{ service_name: 's'.repeat(256) }, 'Malformed parameter service_name: at most 255'],
+    [{ ['__proto__']: 'x' }, 'Malformed parameter __proto__'],
   ])('should refuse %j', (body, message) => {
     expect(() => splitHostFields(body, [])).toThrow(message);
+  });
+
+  it('should take constructor and toString as capability names, not as fields', () => {
+    expect(splitHostFields({ constructor: 'c', toString: 't' }, [])).toEqual({
+      inventory: {},
+      capabilities: { constructor: 'c', toString: 't' },
+    });
+  });
+
+  it('should keep cpu_info whole when it is longer than the varchar fields', () => {
+    expect(splitHostFields({ cpu_info: 'c'.repeat(1000) }, []).inventory.cpuInfo).toHaveLength(
+      1000,
+    );
   });
 
   it('should accept a 64-character capability key', () => {

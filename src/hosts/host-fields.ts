@@ -4,6 +4,7 @@
  * vcpus=8` works; every other key is an extra capability with a string value.
  */
 import { InvalidInput } from '../common/errors.js';
+import { checkLength } from '../common/storable.js';
 import type { HostInventory } from '../compute/compute-driver.js';
 
 const NUMBER_FIELDS = {
@@ -19,6 +20,14 @@ const TEXT_FIELDS = {
   availability_zone: 'availabilityZone',
   service_name: 'serviceName',
 } as const;
+
+/** The hosts table's varchar sizes (cpu_info is text). */
+export const MAX_HOST_TEXT = 255;
+const TEXT_LIMITS: Partial<Record<keyof typeof TEXT_FIELDS, number>> = {
+  hypervisor_type: MAX_HOST_TEXT,
+  availability_zone: MAX_HOST_TEXT,
+  service_name: MAX_HOST_TEXT,
+};
 
 /** Keys of the host object that capabilities may not shadow. */
 export const RESERVED_KEYS = new Set([
@@ -75,7 +84,7 @@ export function checkCapabilityKey(key: string): void {
   if (key.length > MAX_CAPABILITY_KEY) {
     throw new InvalidInput('Extra capability key too long', 'ExtraCapabilityTooLong');
   }
-  if (!/^[A-Za-z0-9_.:-]+$/.test(key)) {
+  if (!/^[A-Za-z0-9_.:-]+$/.test(key) || key === '__proto__') {
     throw new InvalidInput(
       `Malformed parameter ${key}: capability names use letters, digits, _ . : -`,
       'MalformedParameter',
@@ -88,10 +97,14 @@ export function splitHostFields(body: Record<string, unknown>, skip: string[]): 
   const fields: HostFields = { inventory: {}, capabilities: {} };
   for (const [key, value] of Object.entries(body)) {
     if (skip.includes(key)) continue;
-    if (key in NUMBER_FIELDS) {
+    // Own keys only: `constructor` or `toString` are capability names, not fields.
+    if (Object.hasOwn(NUMBER_FIELDS, key)) {
       fields.inventory[NUMBER_FIELDS[key as keyof typeof NUMBER_FIELDS]] = toCount(key, value);
-    } else if (key in TEXT_FIELDS) {
-      fields.inventory[TEXT_FIELDS[key as keyof typeof TEXT_FIELDS]] = toText(key, value);
+    } else if (Object.hasOwn(TEXT_FIELDS, key)) {
+      const text = toText(key, value);
+      const max = TEXT_LIMITS[key as keyof typeof TEXT_FIELDS];
+      if (max !== undefined) checkLength(key, text, max);
+      fields.inventory[TEXT_FIELDS[key as keyof typeof TEXT_FIELDS]] = text;
     } else if (key === 'reservable') {
       fields.reservable = toBoolean(key, value);
     } else if (RESERVED_KEYS.has(key)) {

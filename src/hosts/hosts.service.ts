@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
+import { checkLength } from '../common/storable.js';
 import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
@@ -11,7 +12,7 @@ import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { HOST_USAGE } from '../pools/allocations.repository.js';
 import { Host } from './entities/host.entity.js';
-import { builtinInventory, splitHostFields } from './host-fields.js';
+import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
 import { toHostWire } from './host.mapper.js';
 import { HostPropertiesService } from './host-properties.service.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
@@ -58,7 +59,9 @@ export class HostsService {
     if (typeof name !== 'string' && typeof name !== 'number') {
       throw new InvalidInput('Malformed parameter name', 'MalformedParameter');
     }
+    checkLength('name', String(name), MAX_HOST_TEXT);
     const fields = splitHostFields(body, ['name', 'id']);
+    this.checkTopology(fields.capabilities);
     const inventory =
       (await this.driver.hostInventory(String(name))) ??
       builtinInventory(String(name), fields.inventory);
@@ -102,6 +105,7 @@ export class HostsService {
   async update(id: string, body: Record<string, unknown>): Promise<JsonObject> {
     if (Object.keys(body).length === 0) throw new InvalidInput('No data to update');
     const fields = splitHostFields(body, []);
+    this.checkTopology(fields.capabilities);
     const { host, healNeeded } = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       const host = await this.find(tx, id, true);
@@ -249,6 +253,13 @@ export class HostsService {
       for (const key of requirementKeys(req)) keys.add(key);
     }
     return keys;
+  }
+
+  /** A topology label names an aggregate (`rack:r12`, varchar(255)). */
+  private checkTopology(capabilities: Record<string, string>): void {
+    for (const [level, value] of Object.entries(this.topology(capabilities))) {
+      checkLength(level, value, MAX_HOST_TEXT - level.length - 1);
+    }
   }
 
   private topology(capabilities: JsonObject): Record<string, string> {

@@ -8,6 +8,7 @@
  * (or ["in", "$key", [v, …]]), nested freely within MAX_DEPTH / MAX_NODES.
  */
 import { InvalidInput } from '../common/errors.js';
+import { badText } from '../common/storable.js';
 
 export type Comparison = '==' | '!=' | '<' | '<=' | '>' | '>=';
 export type Requirement =
@@ -83,6 +84,7 @@ class Parser {
       if (values.length === 0 || values.some((v) => v === null || v === '')) {
         throw malformed(this.input, '"in" needs one or more non-empty string values');
       }
+      this.storable(values as string[]);
       return { op: 'in', key, values: values as string[] };
     }
     if (typeof head === 'string' && COMPARISONS.has(head)) {
@@ -90,9 +92,17 @@ class Parser {
       const key = this.key(rest[0]);
       const v = scalar(rest[1]);
       if (v === null || v === '') throw malformed(this.input, 'values must be non-empty strings');
+      this.storable([v]);
       return { op: head === '=' ? '==' : (head as Comparison), key, value: v };
     }
     throw malformed(this.input, `unknown operator ${JSON.stringify(head) ?? 'undefined'}`);
+  }
+
+  /** Values are SQL parameters: PostgreSQL takes no NUL, and a lone surrogate is no text. */
+  private storable(values: string[]): void {
+    if (values.some((v) => badText(v) !== null)) {
+      throw malformed(this.input, 'values must be valid Unicode without NUL characters');
+    }
   }
 
   private count(n: number): void {

@@ -3,19 +3,17 @@ import { DataSource } from 'typeorm';
 import { makeIdentity } from '../common/auth/identity.js';
 import { Clock } from '../common/clock.js';
 import { InvalidInput, MissingParameter } from '../common/errors.js';
+import { checkLength, findBadInput } from '../common/storable.js';
 import { sql } from '../database/sql.js';
 import { LeasesService } from '../leases/leases.service.js';
+import type { FilterRequest } from './scheduler-filter.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The leases' name, project_id and user_id columns: varchar(255). */
+const MAX_ID = 255;
 
-export interface BootRequest {
-  hosts?: unknown;
-  project_id?: unknown;
-  user_id?: unknown;
-  instance_uuid?: unknown;
-  num_instances?: unknown;
-  hints?: unknown;
-}
+/** What Nova's side sends for a boot: the filter's request. */
+type BootRequest = FilterRequest;
 
 /** The hints of a boot that asks for its own lease: `reserved=True` and `lease_params`. */
 export function wantsReservation(body: BootRequest): boolean {
@@ -45,12 +43,16 @@ export function parseLeaseParams(raw: unknown): LeaseParams {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidInput('Malformed lease_params: not an object', 'MalformedParameter');
   }
+  // JSON inside a string: the global input check saw only the outer text.
+  const problem = findBadInput(value, 'lease_params');
+  if (problem !== null) throw new InvalidInput(`Malformed ${problem}`, 'MalformedParameter');
   const p = value as Record<string, unknown>;
   for (const key of ['name', 'start', 'end']) {
     if (typeof p[key] !== 'string' || p[key] === '') {
       throw new InvalidInput(`Malformed lease_params: ${key} is required`, 'MalformedParameter');
     }
   }
+  checkLength('lease_params name', p.name as string, MAX_ID);
   const unknown = Object.keys(p).filter((k) => !['name', 'start', 'end', 'before_end'].includes(k));
   if (unknown.length > 0) {
     throw new InvalidInput(`Malformed lease_params: unknown ${unknown.join(', ')}`);
@@ -83,6 +85,9 @@ export class ReservedBoot {
     if (typeof body.project_id !== 'string' || body.project_id === '') {
       throw new MissingParameter('project_id');
     }
+    // The lease is created here, not through the lease DTO: its columns' sizes apply.
+    checkLength('project_id', body.project_id, MAX_ID);
+    if (typeof body.user_id === 'string') checkLength('user_id', body.user_id, MAX_ID);
     // Nova asks once for a multi-create: the others would boot without a lease.
     if (body.num_instances !== undefined && body.num_instances !== 1) {
       throw new InvalidInput('A reserved boot makes one server at a time (--min-count 1)');

@@ -403,6 +403,21 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     return leases.find((l) => l.name === name);
   }
 
+  /** The hosts an instance reservation's slots are on, in Climate's record. */
+  async function slotHosts(reservationId: string): Promise<string[]> {
+    const client = await connect(db.url);
+    try {
+      const { rows } = await client.query(
+        `SELECT h.hypervisor_hostname AS host FROM instance_allocations a
+           JOIN hosts h ON h.id = a.host_id WHERE a.reservation_id = $1`,
+        [reservationId],
+      );
+      return rows.map((r) => r.host as string);
+    } finally {
+      await client.end();
+    }
+  }
+
   const wire = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
 
   it('should give a reserved=True boot its lease: shelved until the start, on its slot while it runs, gone at the end', async () => {
@@ -446,14 +461,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     expect(server.status).toBe('ACTIVE');
     const lease = await leaseNamed('at-once');
     const reservationId = (lease?.reservations as { id: string }[])[0].id;
-    const client = await connect(db.url);
-    const { rows } = await client.query(
-      `SELECT h.hypervisor_hostname AS host FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
-        WHERE a.reservation_id = $1`,
-      [reservationId],
-    );
-    await client.end();
-    expect(rows.map((r) => r.host)).toEqual([server.host]);
+    expect(await slotHosts(reservationId)).toEqual([server.host]);
     await t.settle();
     expect((await leaseOf(lease?.id as string)).status).toBe('ACTIVE');
     expect((await serverState(admin, server.id))?.status).toBe('ACTIVE');
@@ -487,14 +495,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
       })
       .expect(201);
     const reservationId = created.body.lease.reservations[0].id as string;
-    const client = await connect(db.url);
-    const { rows } = await client.query(
-      `SELECT h.hypervisor_hostname AS host FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
-        WHERE a.reservation_id = $1`,
-      [reservationId],
-    );
-    await client.end();
-    const slotHost = rows[0].host as string;
+    const [slotHost] = await slotHosts(reservationId);
 
     // the slot's compute service is off: Nova cannot unshelve there
     await computeService(admin, slotHost, false);

@@ -1,5 +1,6 @@
 /** Validation of `physical:host` reservation parameters (Blazar's checks, plus ours), pure. */
 import { InvalidInput, MissingParameter } from '../../common/errors.js';
+import { characters, findBadInput } from '../../common/storable.js';
 import type { JsonObject } from '../../common/json.js';
 import { combine } from '../../scheduler/host-query.js';
 
@@ -30,19 +31,34 @@ const KNOWN = new Set([
   'extra_projects',
 ]);
 
+/** Host counts are compared with SQL integers: above that range is no count at all. */
+const MAX_COUNT = 2_147_483_647;
+/** A project id longer than the leases' project_id column names no project. */
+const MAX_PROJECT_ID = 255;
+
 function count(name: 'min' | 'max', value: unknown): number {
   if (value === undefined || value === null) throw new MissingParameter(name);
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n)) {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n > MAX_COUNT) {
     throw new InvalidInput(`Malformed parameter ${name}`, 'MalformedParameter');
   }
   return n;
 }
 
-function requirementText(name: string, value: unknown): string {
+/**
+ * A requirement query, checked (MalformedRequirements). Its values are compared in SQL,
+ * so a NUL or a lone surrogate escaped inside the JSON text is refused here too.
+ */
+export function requirementText(name: string, value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  combine(text); // throws MalformedRequirements
+  // The parser bounds the nesting; only the strings are checked here.
+  if (findBadInput(combine(text), name, Infinity) !== null) {
+    throw new InvalidInput(
+      `Malformed requirements ${text}: values must be valid Unicode without NUL characters`,
+      'MalformedRequirements',
+    );
+  }
   return text;
 }
 
@@ -74,7 +90,10 @@ function level(name: string, value: unknown, levels: readonly string[]): string 
 function projects(value: unknown): string[] {
   if (value === undefined || value === null || value === '') return [];
   const list = typeof value === 'string' ? value.split(/[\s,]+/) : value;
-  if (!Array.isArray(list) || !list.every((p) => typeof p === 'string' && p !== '')) {
+  if (
+    !Array.isArray(list) ||
+    !list.every((p) => typeof p === 'string' && p !== '' && characters(p) <= MAX_PROJECT_ID)
+  ) {
     throw new InvalidInput('Malformed parameter extra_projects', 'MalformedParameter');
   }
   return list as string[];

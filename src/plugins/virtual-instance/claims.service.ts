@@ -5,11 +5,13 @@ import type { Identity } from '../../common/auth/identity.js';
 import { assertCanSee } from '../../common/auth/policy.js';
 import { Clock } from '../../common/clock.js';
 import { Conflict, InvalidInput, MissingParameter, NotFound } from '../../common/errors.js';
+import { checkLength } from '../../common/storable.js';
 import type { JsonObject } from '../../common/json.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
+import { MAX_SERVER_ID } from './instance-params.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,6 +43,7 @@ export class ClaimsService {
       throw new MissingParameter('server_id');
     if (typeof serverId !== 'string')
       throw new InvalidInput('Malformed parameter server_id', 'MalformedParameter');
+    checkLength('server_id', serverId, MAX_SERVER_ID);
     const wantedHost = body.host;
     if (wantedHost !== undefined && typeof wantedHost !== 'string') {
       throw new InvalidInput('Malformed parameter host', 'MalformedParameter');

@@ -1,7 +1,8 @@
 /** Validation of `virtual:instance` reservation parameters, pure. */
 import { InvalidInput, MissingParameter } from '../../common/errors.js';
+import { characters } from '../../common/storable.js';
 import type { JsonObject } from '../../common/json.js';
-import { combine } from '../../scheduler/host-query.js';
+import { requirementText } from '../physical-host/host-params.js';
 
 export interface InstanceParams {
   vcpus: number;
@@ -20,6 +21,7 @@ export interface InstanceParams {
 const SIZE_KEYS = ['vcpus', 'memory_mb', 'disk_gb', 'amount'] as const;
 const KNOWN = new Set([...SIZE_KEYS, 'affinity', 'resource_properties', 'resource_id']);
 const MAX_INT = 2_147_483_647;
+export const MAX_SERVER_ID = 255;
 
 function whole(name: string, value: unknown, min: number): number {
   if (value === undefined || value === null) throw new MissingParameter(name);
@@ -58,19 +60,13 @@ export function validateInstanceParams(
   if (unknown.length > 0) {
     throw new InvalidInput(`Unknown parameter ${unknown.join(', ')} for virtual:instance`);
   }
-  const text = values.resource_properties;
-  const resourceProperties =
-    text === undefined || text === null
-      ? ''
-      : typeof text === 'string'
-        ? text
-        : JSON.stringify(text);
-  combine(resourceProperties); // throws MalformedRequirements
+  const resourceProperties = requirementText('resource_properties', values.resource_properties);
   const serverId = values.resource_id;
+  // A server id is at most as long as the claims' server_id column.
   if (
     serverId !== undefined &&
     serverId !== null &&
-    (typeof serverId !== 'string' || serverId === '')
+    (typeof serverId !== 'string' || serverId === '' || characters(serverId) > MAX_SERVER_ID)
   ) {
     throw new InvalidInput('Malformed parameter resource_id', 'MalformedParameter');
   }
