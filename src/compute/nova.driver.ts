@@ -1,4 +1,3 @@
-import { ClimateError } from '../common/errors.js';
 import type {
   ComputeDriver,
   FlavorSpec,
@@ -9,20 +8,11 @@ import type {
   SlotHolder,
 } from './compute-driver.js';
 import type { KeystoneClient } from './keystone.client.js';
-import { ComputeServiceError, openstackCall } from './openstack-http.js';
+import { NovaApi, NovaError } from './nova-api.js';
+import { NovaServers } from './nova-servers.js';
 import { PlacementClient } from './placement.client.js';
 
-/** Nova's refusals that the caller can act on keep their status; the rest are a 502. */
-export class NovaError extends ClimateError {
-  constructor(status: number, message: string) {
-    const passed = status === 404 || status === 409;
-    super(
-      passed ? status : 502,
-      passed ? (status === 404 ? 'HostNotFound' : 'Conflict') : 'ComputeServiceError',
-      message,
-    );
-  }
-}
+export { NovaError } from './nova-api.js';
 
 interface Hypervisor {
   id: string;
@@ -45,24 +35,6 @@ interface Aggregate {
   metadata: Record<string, string>;
 }
 
-interface NovaServer {
-  id: string;
-  name: string;
-  tenant_id: string;
-  status: string;
-  'OS-EXT-STS:task_state'?: string | null;
-  'OS-EXT-SRV-ATTR:host'?: string | null;
-  'OS-EXT-SRV-ATTR:hypervisor_hostname'?: string | null;
-  fault?: { message?: string };
-  flavor: { vcpus: number; ram: number; disk: number; extra_specs?: Record<string, string> };
-}
-
-const POLL_MS = 1000;
-
-function preemptible(server: NovaServer): boolean {
-  return /^(true|1|yes)$/i.test(server.flavor.extra_specs?.['blazar:preemptible'] ?? '');
-}
-
 /**
  * Nova's compute API v2.1 with a service token. Pools are host aggregates named as
  * Blazar names them; hosts go in by their compute service host. 2.87 is the last
@@ -72,6 +44,8 @@ export class NovaDriver implements ComputeDriver {
   readonly name = 'nova';
   private serviceHosts = new Map<string, string>();
   private readonly placement: PlacementClient;
+  private readonly api: NovaApi;
+  private readonly nova: NovaServers;
 
   /**
    * `actionTimeoutMs` bounds the wait for an asynchronous action (unshelve, shelve,
@@ -79,11 +53,29 @@ export class NovaDriver implements ComputeDriver {
    */
   constructor(
     private readonly keystone: KeystoneClient,
-    private readonly novaUrl: string | null,
+    novaUrl: string | null,
     placementUrl: string | null = null,
-    private readonly actionTimeoutMs = 300_000,
+    actionTimeoutMs = 300_000,
   ) {
     this.placement = new PlacementClient(keystone, placementUrl);
+    this.api = new NovaApi(keystone, novaUrl);
+    this.nova = new NovaServers(this.api, (host) => this.serviceHost(host), actionTimeoutMs);
+  }
+
+  getServer(id: string): Promise<ServerInfo | null> {
+    return this.nova.get(id);
+  }
+
+  unshelveServer(id: string, host: string): Promise<void> {
+    return this.nova.unshelve(id, host);
+  }
+
+  shelveServer(id: string): Promise<void> {
+    return this.nova.shelve(id);
+  }
+
+  deleteServer(id: string): Promise<void> {
+    return this.nova.delete(id);
   }
 
   async hostInventory(nameOrId: string): Promise<HostInventory | null> {
@@ -109,7 +101,7 @@ export class NovaDriver implements ComputeDriver {
 
   /** The zone Nova reports for a compute host (its aggregate's, or the default). */
   private async zoneOf(serviceHost: string): Promise<string> {
-    const { services } = await this.call<{
+    const { services } = await this.api.call<{
       services: { host: string; binary: string; zone: string }[];
     }>('GET', `/os-services?binary=nova-compute&host=${encodeURIComponent(serviceHost)}`);
     return services.find((s) => s.host === serviceHost)?.zone ?? 'nova';
@@ -130,13 +122,13 @@ export class NovaDriver implements ComputeDriver {
         aggregate: { name: pool.name, availability_zone: pool.availabilityZone ?? undefined },
       };
       // 409: another replica created it meanwhile. The answer lacks hosts and metadata.
-      await this.call('POST', '/os-aggregates', body, [409]);
+      await this.api.call('POST', '/os-aggregates', body, [409]);
     }
     const agg = await this.aggregate(pool.name);
     if (agg === null) throw new NovaError(502, `aggregate ${pool.name} could not be created`);
     const missing = Object.entries(pool.metadata).filter(([k, v]) => agg.metadata[k] !== v);
     if (missing.length > 0) {
-      await this.call('POST', `/os-aggregates/${agg.id}/action`, {
+      await this.api.call('POST', `/os-aggregates/${agg.id}/action`, {
         set_metadata: { metadata: Object.fromEntries(missing) },
       });
     }
@@ -147,14 +139,14 @@ export class NovaDriver implements ComputeDriver {
     const agg = await this.aggregate(name);
     if (agg === null) return;
     for (const host of agg.hosts) {
-      await this.call(
+      await this.api.call(
         'POST',
         `/os-aggregates/${agg.id}/action`,
         { remove_host: { host } },
         [404, 409],
       );
     }
-    await this.call('DELETE', `/os-aggregates/${agg.id}`, undefined, [404]);
+    await this.api.call('DELETE', `/os-aggregates/${agg.id}`, undefined, [404]);
   }
 
   async addHost(pool: string, host: string): Promise<void> {
@@ -165,7 +157,7 @@ export class NovaDriver implements ComputeDriver {
     }
     const service = await this.serviceHost(host);
     if (agg === null || agg.hosts.includes(service)) return;
-    await this.call(
+    await this.api.call(
       'POST',
       `/os-aggregates/${agg.id}/action`,
       { add_host: { host: service } },
@@ -177,7 +169,7 @@ export class NovaDriver implements ComputeDriver {
     const agg = await this.aggregate(pool);
     const service = await this.serviceHost(host);
     if (agg === null || !agg.hosts.includes(service)) return;
-    await this.call(
+    await this.api.call(
       'POST',
       `/os-aggregates/${agg.id}/action`,
       { remove_host: { host: service } },
@@ -186,7 +178,7 @@ export class NovaDriver implements ComputeDriver {
   }
 
   async ensureFlavor(f: FlavorSpec): Promise<void> {
-    const found = await this.call<{ flavor?: unknown }>(
+    const found = await this.api.call<{ flavor?: unknown }>(
       'GET',
       `/flavors/${f.id}`,
       undefined,
@@ -201,17 +193,17 @@ export class NovaDriver implements ComputeDriver {
         disk: f.diskGb,
         'os-flavor-access:is_public': false,
       };
-      await this.call('POST', '/flavors', { flavor }, [409]);
+      await this.api.call('POST', '/flavors', { flavor }, [409]);
     }
-    await this.call('POST', `/flavors/${f.id}/os-extra_specs`, { extra_specs: f.extraSpecs });
+    await this.api.call('POST', `/flavors/${f.id}/os-extra_specs`, { extra_specs: f.extraSpecs });
   }
 
   async deleteFlavor(id: string): Promise<void> {
-    await this.call('DELETE', `/flavors/${id}`, undefined, [404]);
+    await this.api.call('DELETE', `/flavors/${id}`, undefined, [404]);
   }
 
   async grantFlavorAccess(id: string, projectId: string): Promise<void> {
-    await this.call(
+    await this.api.call(
       'POST',
       `/flavors/${id}/action`,
       { addTenantAccess: { tenant: projectId } },
@@ -220,7 +212,7 @@ export class NovaDriver implements ComputeDriver {
   }
 
   async revokeFlavorAccess(id: string, projectId: string): Promise<void> {
-    await this.call(
+    await this.api.call(
       'POST',
       `/flavors/${id}/action`,
       { removeTenantAccess: { tenant: projectId } },
@@ -233,7 +225,7 @@ export class NovaDriver implements ComputeDriver {
     policy: 'affinity' | 'anti-affinity',
     owner: { projectId: string; trustId: string | null },
   ): Promise<string> {
-    const { server_groups: groups } = await this.call<{
+    const { server_groups: groups } = await this.api.call<{
       server_groups: { id: string; name: string; policy: string; project_id: string }[];
     }>('GET', '/os-server-groups?all_projects=True');
     // A group left by a start that failed before the reservation's affinity changed
@@ -247,7 +239,7 @@ export class NovaDriver implements ComputeDriver {
     if (found) return found.id;
     const token =
       owner.trustId === null ? undefined : await this.keystone.trustToken(owner.trustId);
-    const made = await this.call<{ server_group: { id: string } }>(
+    const made = await this.api.call<{ server_group: { id: string } }>(
       'POST',
       '/os-server-groups',
       { server_group: { name, policy } },
@@ -259,88 +251,15 @@ export class NovaDriver implements ComputeDriver {
   }
 
   async deleteServerGroup(id: string): Promise<void> {
-    await this.call('DELETE', `/os-server-groups/${id}`, undefined, [404]);
+    await this.api.call('DELETE', `/os-server-groups/${id}`, undefined, [404]);
   }
 
   async serversWithFlavor(flavorId: string): Promise<Server[]> {
-    return this.servers(`flavor=${encodeURIComponent(flavorId)}`);
+    return this.nova.list(`flavor=${encodeURIComponent(flavorId)}`);
   }
 
   async serversOnHost(host: string): Promise<Server[]> {
-    return this.servers(`host=${encodeURIComponent(await this.serviceHost(host))}`);
-  }
-
-  async getServer(id: string): Promise<ServerInfo | null> {
-    const server = await this.server(id);
-    if (server === null) return null;
-    return {
-      id: server.id,
-      projectId: server.tenant_id,
-      status: server.status,
-      host: server['OS-EXT-SRV-ATTR:hypervisor_hostname'] ?? null,
-      vcpus: server.flavor.vcpus,
-      memoryMb: server.flavor.ram,
-      diskGb: server.flavor.disk,
-    };
-  }
-
-  /**
-   * 2.91: an admin may unshelve onto a chosen host. Done once the server is ACTIVE
-   * there; an unshelve Nova gave up on (back to SHELVED_OFFLOADED, or ERROR) fails with
-   * Nova's own reason.
-   */
-  async unshelveServer(id: string, host: string): Promise<void> {
-    const target = await this.serviceHost(host);
-    const before = await this.server(id);
-    if (before === null) throw new NovaError(404, `Server ${id} not found`);
-    if (before.status.startsWith('SHELVED') && !before['OS-EXT-STS:task_state']) {
-      await this.call(
-        'POST',
-        `/servers/${id}/action`,
-        { unshelve: { host: target } },
-        [409],
-        '2.91',
-      );
-    }
-    const after = await this.settle(id);
-    if (after === null) throw new NovaError(404, `Server ${id} vanished while unshelving`);
-    if (after.status === 'ACTIVE' && after['OS-EXT-SRV-ATTR:host'] === target) return;
-    const where =
-      after.status === 'ACTIVE' ? `it runs on ${after['OS-EXT-SRV-ATTR:host']}` : after.status;
-    throw new ComputeServiceError(
-      `Nova did not unshelve server ${id} onto ${host}: ${where}${await this.fault(id, after)}`,
-    );
-  }
-
-  async shelveServer(id: string): Promise<void> {
-    const server = await this.server(id);
-    if (server === null) throw new NovaError(404, `Server ${id} not found`);
-    if (server.status === 'SHELVED') {
-      await this.call('POST', `/servers/${id}/action`, { shelveOffload: null }, [409]);
-    } else if (!server.status.startsWith('SHELVED')) {
-      await this.call('POST', `/servers/${id}/action`, { shelve: null }, [409]);
-    }
-    let after = await this.settle(id);
-    if (after?.status === 'SHELVED') {
-      // Nova keeps shelved servers on their host for a while unless told otherwise.
-      await this.call('POST', `/servers/${id}/action`, { shelveOffload: null }, [409]);
-      after = await this.settle(id);
-    }
-    if (after?.status !== 'SHELVED_OFFLOADED') {
-      throw new ComputeServiceError(
-        `Nova did not shelve server ${id}: ${after?.status ?? 'gone'}${after ? await this.fault(id, after) : ''}`,
-      );
-    }
-  }
-
-  async deleteServer(id: string): Promise<void> {
-    await this.call('DELETE', `/servers/${id}`, undefined, [404]);
-    const left = await this.settle(id);
-    if (left !== null) {
-      throw new ComputeServiceError(
-        `Nova did not delete server ${id}: ${left.status}${await this.fault(id, left)}`,
-      );
-    }
+    return this.nova.list(`host=${encodeURIComponent(await this.serviceHost(host))}`);
   }
 
   async sizeReservation(reservationId: string, slots: Map<string, number>): Promise<void> {
@@ -355,50 +274,8 @@ export class NovaDriver implements ComputeDriver {
     return this.placement.consumers(reservationId, hosts);
   }
 
-  private async server(id: string): Promise<NovaServer | null> {
-    const { server } = await this.call<{ server?: NovaServer }>(
-      'GET',
-      `/servers/${encodeURIComponent(id)}`,
-      undefined,
-      [404],
-    );
-    return server ?? null;
-  }
-
-  /**
-   * Polls a server until no task runs on it (Nova has finished or given up on the
-   * action), it is gone (null), or the action timeout passes (the last state seen).
-   * Nova sets the task before it answers an action, so an idle server is a result.
-   */
-  private async settle(id: string): Promise<NovaServer | null> {
-    const deadline = Date.now() + this.actionTimeoutMs;
-    for (;;) {
-      const s = await this.server(id);
-      if (s === null || (!s['OS-EXT-STS:task_state'] && s.status !== 'BUILD')) return s;
-      if (Date.now() >= deadline) return s;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-  }
-
-  /** Nova's reason for the last failed action on a server, when it gives one. */
-  private async fault(id: string, server: NovaServer): Promise<string> {
-    if (server.fault?.message) return `: ${server.fault.message}`;
-    const { instanceActions } = await this.call<{
-      instanceActions?: { action: string; request_id: string }[];
-    }>('GET', `/servers/${id}/os-instance-actions`, undefined, [404]);
-    const last = instanceActions?.[0];
-    if (last === undefined) return '';
-    const { instanceAction } = await this.call<{
-      instanceAction?: { events?: { event: string; result: string; details?: string }[] };
-    }>('GET', `/servers/${id}/os-instance-actions/${last.request_id}`, undefined, [404], '2.84');
-    const failed = (instanceAction?.events ?? []).filter((e) => e.result === 'Error');
-    return failed.length === 0
-      ? ` (${last.action})`
-      : `: ${last.action} ${failed.map((e) => `${e.event}: ${e.details ?? 'Error'}`).join('; ')}`;
-  }
-
   async snapshotServer(id: string, imageName: string): Promise<void> {
-    await this.call(
+    await this.api.call(
       'POST',
       `/servers/${id}/action`,
       { createImage: { name: imageName } },
@@ -406,21 +283,8 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
-  private async servers(filter: string): Promise<Server[]> {
-    const { servers } = await this.call<{ servers: NovaServer[] }>(
-      'GET',
-      `/servers/detail?all_tenants=1&${filter}`,
-    );
-    return servers.map((s) => ({
-      id: s.id,
-      name: s.name,
-      projectId: s.tenant_id,
-      preemptible: preemptible(s),
-    }));
-  }
-
   private async hypervisors(): Promise<Hypervisor[]> {
-    const { hypervisors } = await this.call<{ hypervisors: Hypervisor[] }>(
+    const { hypervisors } = await this.api.call<{ hypervisors: Hypervisor[] }>(
       'GET',
       '/os-hypervisors/detail',
       undefined,
@@ -437,39 +301,13 @@ export class NovaDriver implements ComputeDriver {
   }
 
   private async aggregate(name: string): Promise<Aggregate | null> {
-    const { aggregates } = await this.call<{ aggregates: Aggregate[] }>('GET', '/os-aggregates');
+    const { aggregates } = await this.api.call<{ aggregates: Aggregate[] }>(
+      'GET',
+      '/os-aggregates',
+    );
     const found = aggregates.find((a) => a.name === name);
     return found === undefined
       ? null
       : { ...found, hosts: found.hosts ?? [], metadata: found.metadata ?? {} };
-  }
-
-  /**
-   * One Nova call, with the service token unless another is given; statuses in
-   * `tolerated` (already there, already gone) are not errors.
-   */
-  private async call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    tolerated: number[] = [],
-    version = '2.79',
-    token?: string,
-  ): Promise<T> {
-    const base = this.novaUrl ?? (await this.keystone.endpoint('compute'));
-    const res = await openstackCall({
-      method,
-      url: `${base}${path}`,
-      token: token ?? (await this.keystone.serviceToken()),
-      headers: { 'X-OpenStack-Nova-API-Version': version },
-      body,
-    });
-    const text = res.text;
-    if (res.status >= 200 && res.status < 300) return res.body as T;
-    if (tolerated.includes(res.status)) return {} as T;
-    throw new NovaError(
-      res.status,
-      `Nova ${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`,
-    );
   }
 }
