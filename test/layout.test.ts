@@ -36,6 +36,7 @@ describe('the layout of src/', () => {
     ['scheduler', 'pools'],
     ['scheduler', 'hosts'],
     ['pools', 'hosts'],
+    ['scheduler', 'plugins'],
   ])('should have no import from %s/ to %s/ (no cycle between them)', (a, b) => {
     expect(imports(a, b)).toBe(false);
   });

@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { EVACUATION } from '../pools/evacuation.js';
+import { SCHEDULING_RULES } from '../scheduler/scheduling.js';
 import { HealingService } from './healing.service.js';
 import { Maintenance } from './maintenance.service.js';
 import { HostMover } from './physical-host/host-mover.js';
@@ -40,6 +41,12 @@ export class PluginsModule {
         SlotsRepository,
         HealingService,
         { provide: EVACUATION, useExisting: HealingService },
+        {
+          // What the enabled types say in the scheduler filter, in PLUGINS order.
+          provide: SCHEDULING_RULES,
+          inject: [PluginRegistry],
+          useFactory: (registry: PluginRegistry) => registry.all().filter((p) => p.schedule),
+        },
         Maintenance,
         {
           provide: RESOURCE_PLUGINS,
@@ -56,7 +63,7 @@ export class PluginsModule {
             new PluginRegistry(available, config.plugins),
         },
       ],
-      exports: [PluginRegistry, EVACUATION],
+      exports: [PluginRegistry, EVACUATION, SCHEDULING_RULES],
     };
   }
 }

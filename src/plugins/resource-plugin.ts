@@ -1,6 +1,7 @@
 import type { JsonObject } from '../common/json.js';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../pools/evacuation.js';
+import type { FilterAnswer, SchedulingRequest } from '../scheduler/scheduling.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import type { Reservation } from '../reservations/entities/reservation.entity.js';
 
@@ -78,6 +79,13 @@ export interface ResourcePlugin {
    * transaction, locking what it moves. Optional: a type that holds no hosts has none.
    */
   evacuate?(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]>;
+
+  /**
+   * The scheduler filter's answer for a request that is for one of this type's
+   * reservations (e.g. an instance reservation's flavor), or null when it is not.
+   * Optional.
+   */
+  schedule?(em: EntityManager, request: SchedulingRequest): Promise<FilterAnswer | null>;
 
   /**
    * Periodic work where the manager runs (e.g. bringing Climate's record in line with

@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { makeIdentity } from '../common/auth/identity.js';
-import { Clock } from '../common/clock.js';
 import { InvalidInput, MissingParameter } from '../common/errors.js';
 import { checkLength, findBadInput } from '../common/storable.js';
-import { sql } from '../database/sql.js';
 import { LeasesService } from '../leases/leases.service.js';
 import type { FilterRequest } from './scheduler-filter.service.js';
 
@@ -69,11 +66,7 @@ export function parseLeaseParams(raw: unknown): LeaseParams {
  */
 @Injectable()
 export class ReservedBoot {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly leases: LeasesService,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly leases: LeasesService) {}
 
   /** Creates (or finds) the lease of a server booted with `reserved=True`. */
   async lease(body: BootRequest): Promise<void> {
@@ -105,24 +98,5 @@ export class ReservedBoot {
       },
       `nova-instance:${server}`,
     );
-  }
-
-  /**
-   * The hosts of the slot a server holds through a reservation of its own whose lease
-   * has started (a boot that starts now, an unshelve at the start), or null: such a
-   * server goes there and nowhere else.
-   */
-  async slotHosts(instanceUuid: unknown): Promise<string[] | null> {
-    if (typeof instanceUuid !== 'string' || !UUID.test(instanceUuid)) return null;
-    const { rows } = await sql<{ name: string }>(
-      this.dataSource.manager,
-      `SELECT h.hypervisor_hostname AS name
-         FROM reservations r JOIN leases l ON l.id = r.lease_id
-         JOIN instance_allocations a ON a.reservation_id = r.id JOIN hosts h ON h.id = a.host_id
-        WHERE r.params ->> 'server_id' = $1 AND r.status IN ('pending', 'active')
-          AND l.start_at <= $2`,
-      [instanceUuid, this.clock.now()],
-    );
-    return rows.length === 0 ? null : rows.map((r) => r.name);
   }
 }

@@ -1,7 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InvalidInput } from '../common/errors.js';
 import { sql } from '../database/sql.js';
+import {
+  SCHEDULING_RULES,
+  type FilterAnswer,
+  type SchedulingRequest,
+  type SchedulingRule,
+} from './scheduling.js';
 
 export interface FilterRequest {
   hosts?: unknown;
@@ -13,11 +19,7 @@ export interface FilterRequest {
   flavor_extra_specs?: unknown;
 }
 
-/** The hosts that pass, in the order asked, and why each other one does not. */
-export interface FilterAnswer {
-  hosts: string[];
-  rejected: Record<string, string>;
-}
+export type { FilterAnswer } from './scheduling.js';
 
 /** Hosts that share a pool share a verdict: the query returns one row per pool. */
 interface PoolGroup {
@@ -49,7 +51,10 @@ export class SchedulerFilterService {
   /** Whole-fleet answers (no host list), by request, valid for one pool_state version. */
   private readonly cache = new Map<string, { version: string; body: Buffer }>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(SCHEDULING_RULES) private readonly rules: SchedulingRule[],
+  ) {}
 
   /**
    * The answer as JSON bytes. A request over every host is answered from the cache while
@@ -58,7 +63,8 @@ export class SchedulerFilterService {
    */
   async filterJson(body: FilterRequest): Promise<Buffer> {
     const bySlots = body.flavor_extra_specs !== undefined && body.flavor_extra_specs !== null;
-    if ((body.hosts !== undefined && body.hosts !== null) || bySlots) {
+    const byServer = typeof body.instance_uuid === 'string';
+    if ((body.hosts !== undefined && body.hosts !== null) || bySlots || byServer) {
       return Buffer.from(JSON.stringify(await this.filter(body)));
     }
     const { rows } = await sql<{ version: string }>(
@@ -93,11 +99,17 @@ export class SchedulerFilterService {
     if (typeof specs !== 'object' || specs === null || Array.isArray(specs)) {
       throw new InvalidInput('flavor_extra_specs must be an object');
     }
-    const slotReservation = (specs as Record<string, unknown>)[
-      'aggregate_instance_extra_specs:reservation'
-    ];
-    if (typeof slotReservation === 'string')
-      return this.filterSlots(names, project, slotReservation);
+    // A request for a reservation of a resource type's own is that type's to answer.
+    const request: SchedulingRequest = {
+      names,
+      projectId: project,
+      flavorExtraSpecs: specs as Record<string, unknown>,
+      instanceUuid: typeof body.instance_uuid === 'string' ? body.instance_uuid : null,
+    };
+    for (const rule of this.rules) {
+      const answer = await rule.schedule(this.dataSource.manager, request);
+      if (answer !== null) return answer;
+    }
 
     // One query; hosts are grouped by pool, names joined with newlines (cheap to parse).
     const { rows } = await sql<PoolGroup>(
@@ -127,41 +139,6 @@ export class SchedulerFilterService {
     if (names !== null) {
       const order = new Map(names.map((n, i) => [n, i]));
       passed.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
-    }
-    return { hosts: passed, rejected };
-  }
-
-  /**
-   * A server with an instance reservation's flavor: only that reservation's hosts pass,
-   * and only for its project (Blazar leaves this to Nova's aggregate filters).
-   */
-  private async filterSlots(
-    names: string[] | null,
-    project: string,
-    reservationId: string,
-  ): Promise<FilterAnswer> {
-    const { rows } = await sql<{ name: string; member: boolean; allowed: boolean }>(
-      this.dataSource.manager,
-      `WITH asked AS (
-         SELECT n AS name, i FROM unnest($1::text[]) WITH ORDINALITY u(n, i) WHERE $1::text[] IS NOT NULL
-         UNION ALL SELECT hypervisor_hostname, id FROM hosts WHERE $1::text[] IS NULL),
-       pool AS (SELECT id, metadata FROM aggregates WHERE kind = 'instance' AND name = $2)
-       SELECT s.name,
-              EXISTS (SELECT 1 FROM pool p JOIN aggregate_hosts ah ON ah.aggregate_id = p.id
-                        JOIN hosts h ON h.id = ah.host_id WHERE h.hypervisor_hostname = s.name) AS member,
-              coalesce((SELECT metadata ->> 'blazar:owner' = $3
-                               OR $3 = ANY(string_to_array(metadata ->> 'filter_tenant_id', ','))
-                          FROM pool), false) AS allowed
-         FROM asked s ORDER BY s.i`,
-      [names, reservationId, project],
-    );
-    const passed: string[] = [];
-    const rejected: Record<string, string> = {};
-    for (const row of rows) {
-      if (!row.member) rejected[row.name] = `host is not in instance reservation ${reservationId}`;
-      else if (!row.allowed)
-        rejected[row.name] = `reservation ${reservationId} belongs to another project`;
-      else passed.push(row.name);
     }
     return { hosts: passed, rejected };
   }

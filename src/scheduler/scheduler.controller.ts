@@ -30,30 +30,8 @@ export class SchedulerController {
         ),
       );
     }
-    const slotHosts = await this.reservedBoot.slotHosts(request.instance_uuid);
-    if (slotHosts === null && !wantsReservation(request)) {
-      res.type('application/json').send(await this.filter.filterJson(request));
-      return;
-    }
-    const answer = await this.filter.filter({ ...request, hints });
-    res.type('application/json').send(slotHosts === null ? answer : onlyOn(answer, slotHosts));
+    // A server whose lease has started goes to its slot's host (the instance plugin's
+    // scheduling rule), so the boot that made a lease for now lands on it.
+    res.type('application/json').send(await this.filter.filterJson({ ...request, hints }));
   }
-}
-
-/** A server whose lease runs now goes to its slot's host, whatever else would pass. */
-function onlyOn(
-  answer: { hosts: string[]; rejected: Record<string, string> },
-  slotHosts: string[],
-): { hosts: string[]; rejected: Record<string, string> } {
-  const rejected = { ...answer.rejected };
-  const hosts = answer.hosts.filter((h) => slotHosts.includes(h));
-  for (const h of answer.hosts)
-    if (!slotHosts.includes(h)) rejected[h] = 'not the host of its slot';
-  for (const h of slotHosts) {
-    if (h in rejected) {
-      delete rejected[h];
-      hosts.push(h);
-    }
-  }
-  return { hosts, rejected };
 }

@@ -17,6 +17,9 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { InstanceUpkeep } from './instance-upkeep.js';
 import { SlotMover } from './slot-mover.js';
+import { scheduleSlots } from './slot-scheduling.js';
+import { Clock } from '../../common/clock.js';
+import type { FilterAnswer, SchedulingRequest } from '../../scheduler/scheduling.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { pickSlots, Placement } from './pick-slots.js';
 
@@ -40,10 +43,15 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     @Inject(CONFIG) private readonly config: Config,
     private readonly upkeeper: InstanceUpkeep,
     private readonly mover: SlotMover,
+    private readonly clock: Clock,
   ) {}
 
   evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
     return this.mover.evacuate(tx, hostIds, now);
+  }
+
+  schedule(em: EntityManager, request: SchedulingRequest): Promise<FilterAnswer | null> {
+    return scheduleSlots(em, request, this.clock.now());
   }
 
   upkeep(): Promise<void> {

@@ -1,0 +1,27 @@
+import type { EntityManager } from 'typeorm';
+
+/** The hosts that pass, in the order asked, and why each other one does not. */
+export interface FilterAnswer {
+  hosts: string[];
+  rejected: Record<string, string>;
+}
+
+/** A scheduling request as the filter has checked it. */
+export interface SchedulingRequest {
+  /** The candidate hosts, or null for every host. */
+  names: string[] | null;
+  projectId: string;
+  flavorExtraSpecs: Record<string, unknown>;
+  instanceUuid: string | null;
+}
+
+/**
+ * A resource type's say in the scheduler filter: the answer for a request that is for
+ * one of its reservations (e.g. an instance reservation's flavor), or null when the
+ * request is not, so the pool rules decide. Resource plugins provide these.
+ */
+export interface SchedulingRule {
+  schedule(em: EntityManager, request: SchedulingRequest): Promise<FilterAnswer | null>;
+}
+
+export const SCHEDULING_RULES = Symbol('SCHEDULING_RULES');
