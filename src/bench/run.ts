@@ -18,6 +18,8 @@ import { seed } from './seed.js';
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 10_000);
 const PER_HOST = Number(process.env.BENCH_ALLOCATIONS_PER_HOST ?? 10);
+/** A request that takes longer than this is a hung bench, not a figure. */
+const REQUEST_TIMEOUT_MS = 60_000;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -54,6 +56,7 @@ async function claimThroughput(
   const res = await fetch(`${base}/v1/leases`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     body: JSON.stringify({
       name: 'claims',
       start_date: 'now',
@@ -86,6 +89,7 @@ async function claimThroughput(
         const r = await fetch(`${base}/v1/reservations/${id}/claims`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           body: JSON.stringify({ server_id: `server-${n}` }),
         });
         await r.text();
@@ -139,13 +143,14 @@ async function main(): Promise<void> {
       const res = await fetch(base + path, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         body: JSON.stringify(body),
       });
       const text = await res.text();
       if (!expect.includes(res.status)) throw new Error(`${path}: ${res.status} ${text}`);
     };
     const get = async (path: string) => {
-      const res = await fetch(base + path);
+      const res = await fetch(base + path, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       await res.text();
       if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
     };
