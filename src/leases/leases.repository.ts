@@ -4,6 +4,7 @@ import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Lease } from './entities/lease.entity.js';
 import type { LeaseParts } from './lease.mapper.js';
+import { isUuid } from '../common/ids.js';
 
 export interface LeaseFilter {
   projectId?: string;
@@ -21,12 +22,6 @@ const SORT_PROPERTY = {
   end_at: 'endAt',
   status: 'status',
 } as const;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(id: string): boolean {
-  return UUID.test(id);
-}
 
 @Injectable()
 export class LeasesRepository {

@@ -10,6 +10,7 @@ import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
 import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
+import { isUuid } from '../common/ids.js';
 
 export interface AllocationFilter {
   lease_id?: string;
@@ -20,12 +21,9 @@ export interface AllocationFilter {
 }
 
 const MAX_STEPS = 2000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function uuidOrNull(name: string, value: unknown): string | null {
   if (value === undefined || value === '') return null;
-  if (typeof value !== 'string' || !UUID.test(value))
-    throw new InvalidInput(`${name} must be an id`);
+  if (!isUuid(value)) throw new InvalidInput(`${name} must be an id`);
   return value;
 }
 

@@ -4,8 +4,8 @@ import { InvalidInput, MissingParameter } from '../common/errors.js';
 import { checkLength, findBadInput } from '../common/storable.js';
 import { LeasesService } from '../leases/leases.service.js';
 import type { FilterRequest } from './scheduler-filter.service.js';
+import { isUuid } from '../common/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The leases' name, project_id and user_id columns: varchar(255). */
 const MAX_ID = 255;
 
@@ -72,7 +72,7 @@ export class ReservedBoot {
   async lease(body: BootRequest): Promise<void> {
     const params = parseLeaseParams((body.hints as Record<string, unknown>).lease_params);
     const server = body.instance_uuid;
-    if (typeof server !== 'string' || !UUID.test(server)) {
+    if (!isUuid(server)) {
       throw new InvalidInput('A reserved boot needs the instance_uuid', 'MissingParameter');
     }
     if (typeof body.project_id !== 'string' || body.project_id === '') {

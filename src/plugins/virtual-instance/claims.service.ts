@@ -12,8 +12,7 @@ import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { MAX_SERVER_ID } from './instance-params.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../common/ids.js';
 
 interface Slot {
   host_id: number;
@@ -96,7 +95,7 @@ export class ClaimsService {
   }
 
   async release(caller: Identity, claimId: string): Promise<void> {
-    if (!UUID.test(claimId)) throw new NotFound('claim_id', claimId);
+    if (!isUuid(claimId)) throw new NotFound('claim_id', claimId);
     await withTransaction(this.dataSource, async (tx) => {
       const { rows } = await sql<{ reservation_id: string }>(
         tx,
@@ -117,7 +116,7 @@ export class ClaimsService {
     kind = 'reservation_id',
     shownId = reservationId,
   ): Promise<void> {
-    const found = UUID.test(reservationId)
+    const found = isUuid(reservationId)
       ? await sql<{ projectId: string; status: string; resource_type: string }>(
           tx,
           `SELECT l.project_id AS "projectId", r.status, r.resource_type FROM reservations r
