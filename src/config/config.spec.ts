@@ -121,4 +121,38 @@ describe('loadConfig', () => {
       keystone: { timeoutMs: 10_000 },
     });
   });
+
+  describe('METRICS_PORT', () => {
+    it('should default the ops port to 9464 on HOST when it is unset', () => {
+      expect(loadConfig({ HOST: '127.0.0.2' })).toMatchObject({
+        metricsPort: 9464,
+        metricsHost: '127.0.0.2',
+      });
+    });
+
+    it('should read METRICS_PORT and METRICS_HOST when they are valid', () => {
+      expect(loadConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).toMatchObject({
+        metricsPort: 9100,
+        metricsHost: '0.0.0.0',
+      });
+    });
+
+    it('should refuse a METRICS_PORT that is not a port or equals PORT under ROLE=all', () => {
+      const bad = (env: Record<string, string>): string[] => {
+        try {
+          loadConfig(env);
+          return [];
+        } catch (e) {
+          return (e as ConfigError).problems;
+        }
+      };
+      expect(bad({ METRICS_PORT: '70000' })).toEqual([
+        'METRICS_PORT=70000: must be a whole number from 0 to 65535',
+      ]);
+      expect(bad({ METRICS_PORT: '1234' })).toEqual([
+        'METRICS_PORT=1234: the ops port must differ from PORT with ROLE=all',
+      ]);
+      expect(bad({ METRICS_PORT: '1234', ROLE: 'manager' })).toEqual([]);
+    });
+  });
 });

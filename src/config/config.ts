@@ -12,6 +12,9 @@ export interface Config {
   dataDir: string;
   host: string;
   port: number;
+  /** The ops port (/metrics, /healthz, /readyz) of the manager and `all` roles. */
+  metricsHost: string;
+  metricsPort: number;
   role: Role;
   authStrategy: AuthStrategy;
   authTokensFile: string | null;
@@ -151,6 +154,8 @@ export function loadConfig(env: Env): Config {
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
+    metricsHost: r.text('METRICS_HOST', r.text('HOST', '127.0.0.1')),
+    metricsPort: r.int('METRICS_PORT', 9464, 0, 65535),
     role: r.oneOf('ROLE', 'all', ['api', 'manager', 'all'] as const),
     authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens', 'keystone'] as const),
     authTokensFile: r.optional('AUTH_TOKENS_FILE'),
@@ -203,6 +208,11 @@ export function loadConfig(env: Env): Config {
       `HOST=${config.host}: with AUTH_STRATEGY=noauth anyone who reaches this address is admin; ` +
         'listen on 127.0.0.1, use AUTH_STRATEGY=tokens or keystone, or set ' +
         'NOAUTH_ALLOW_REMOTE=true if something in front of Climate checks callers',
+    );
+  }
+  if (config.role === 'all' && config.metricsPort === config.port && config.port !== 0) {
+    problems.push(
+      `METRICS_PORT=${config.metricsPort}: the ops port must differ from PORT with ROLE=all`,
     );
   }
   const needsKeystone = config.authStrategy === 'keystone' || config.computeDriver === 'nova';
