@@ -1,4 +1,23 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'climate-config-'));
+const tokensFile = join(scratch, 'tokens.json');
+writeFileSync(
+  tokensFile,
+  JSON.stringify({ t1: { user_id: 'u', project_id: 'p', roles: ['admin'] } }),
+);
+
+const problemsOf = (env: Record<string, string>, types?: string[]): string[] => {
+  try {
+    loadConfig(env, { resourceTypes: types });
+    return [];
+  } catch (e) {
+    return (e as ConfigError).problems;
+  }
+};
 
 describe('loadConfig', () => {
   it('should apply the documented defaults when the environment is empty', () => {
@@ -62,15 +81,6 @@ describe('loadConfig', () => {
     );
   });
   describe('AUTH_STRATEGY=noauth on a non-loopback HOST', () => {
-    const problemsOf = (env: Record<string, string>): string[] => {
-      try {
-        loadConfig(env);
-        return [];
-      } catch (e) {
-        return (e as ConfigError).problems;
-      }
-    };
-
     it.each(['0.0.0.0', '::', '10.0.0.5', 'climate.example.org', '::ffff:10.0.0.5'])(
       'should refuse HOST=%s when noauth would make anyone on the network admin',
       (host) => {
@@ -97,7 +107,7 @@ describe('loadConfig', () => {
       const config = loadConfig({
         HOST: '0.0.0.0',
         AUTH_STRATEGY: 'tokens',
-        AUTH_TOKENS_FILE: 't.json',
+        AUTH_TOKENS_FILE: tokensFile,
       });
       expect(config.host).toBe('0.0.0.0');
     });
@@ -119,6 +129,68 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toMatchObject({
       databaseConnectTimeoutMs: 5000,
       keystone: { timeoutMs: 10_000 },
+    });
+  });
+
+  describe('settings checked before anything opens', () => {
+    it('should refuse a PLUGINS entry that no plugin provides, naming the choices', () => {
+      const problems = problemsOf({ PLUGINS: 'physical:host,virtual:instances' });
+      expect(problems).toEqual([
+        'PLUGINS=physical:host,virtual:instances: virtual:instances is not a resource type ' +
+          '(use physical:host, virtual:instance)',
+      ]);
+    });
+
+    it('should refuse a resource type listed twice in PLUGINS', () => {
+      expect(problemsOf({ PLUGINS: 'physical:host, physical:host' })).toEqual([
+        'PLUGINS=physical:host,physical:host: physical:host is listed twice',
+      ]);
+    });
+
+    it('should accept the types of extra plugins when the caller offers them', () => {
+      expect(problemsOf({ PLUGINS: 'test:x' }, ['test:x'])).toEqual([]);
+      expect(problemsOf({ PLUGINS: 'test:x' })).toHaveLength(1);
+    });
+
+    it.each([
+      ['KEYSTONE_URL', 'keystone:5000'],
+      ['NOVA_URL', 'ftp://nova/v2.1'],
+      ['PLACEMENT_URL', 'not a url'],
+    ])('should refuse %s=%s when it is not an http(s) URL', (name, value) => {
+      expect(problemsOf({ [name]: value })).toEqual([
+        `${name}=${value}: must be an http:// or https:// URL`,
+      ]);
+    });
+
+    it('should refuse a tokens file that is missing or malformed, with the reason and no stack', () => {
+      const broken = join(scratch, 'broken.json');
+      writeFileSync(broken, '{"t": {"user_id": "u"}}');
+      const missing = problemsOf({
+        AUTH_STRATEGY: 'tokens',
+        AUTH_TOKENS_FILE: join(scratch, 'nope.json'),
+      });
+      expect(missing).toHaveLength(1);
+      expect(missing[0]).toMatch(/^AUTH_TOKENS_FILE .*nope\.json: cannot read it as JSON \(ENOENT/);
+      expect(problemsOf({ AUTH_STRATEGY: 'tokens', AUTH_TOKENS_FILE: broken })).toEqual([
+        `AUTH_TOKENS_FILE ${broken}: token t… needs user_id, project_id, roles[]`,
+      ]);
+      expect(missing[0]).not.toContain('    at ');
+    });
+
+    it('should name every bad setting, PLUGINS and the tokens file included, in one error', () => {
+      const problems = problemsOf({
+        PLUGINS: 'nope',
+        AUTH_STRATEGY: 'tokens',
+        AUTH_TOKENS_FILE: join(scratch, 'nope.json'),
+        NOVA_URL: 'x',
+        PORT: '-1',
+      });
+      expect(problems.map((p) => p.split(/[= :]/)[0]).sort()).toEqual([
+        'AUTH_TOKENS_FILE',
+        'NOVA_URL',
+        'PLUGINS',
+        'PORT',
+      ]);
     });
   });
 

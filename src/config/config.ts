@@ -1,4 +1,5 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { readTokensFile } from '../common/auth/tokens.strategy.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
@@ -122,6 +123,52 @@ class Reader {
   }
 }
 
+/** The resource types Climate ships a plugin for. */
+export const BUILTIN_RESOURCE_TYPES: readonly string[] = ['physical:host', 'virtual:instance'];
+
+export interface LoadOptions {
+  /** The resource types PLUGINS may name: Climate's own, plus any extra plugins given. */
+  resourceTypes?: readonly string[];
+}
+
+function checkPlugins(enabled: string[], known: readonly string[], problems: string[]): void {
+  const seen = new Set<string>();
+  for (const type of enabled) {
+    if (!known.includes(type)) {
+      problems.push(
+        `PLUGINS=${enabled.join(',')}: ${type} is not a resource type (use ${known.join(', ')})`,
+      );
+    } else if (seen.has(type)) {
+      problems.push(`PLUGINS=${enabled.join(',')}: ${type} is listed twice`);
+    }
+    seen.add(type);
+  }
+}
+
+function checkServiceUrl(name: string, url: string | null, problems: string[]): void {
+  if (url === null) return;
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    problems.push(`${name}=${url}: must be an http:// or https:// URL`);
+  }
+}
+
+/** The tokens file is read now, so a missing or malformed one stops the start cleanly. */
+function checkTokensFile(path: string, problems: string[]): void {
+  try {
+    readTokensFile(path);
+  } catch (error) {
+    const cause = (error as Error).cause as { message?: unknown } | undefined;
+    const detail = typeof cause?.message === 'string' ? ` (${cause.message})` : '';
+    problems.push(`${(error as Error).message}${detail}`);
+  }
+}
+
 function checkDatabaseUrl(url: string | null, problems: string[]): void {
   if (url === null) return;
   try {
@@ -146,7 +193,7 @@ export function isLoopback(host: string): boolean {
 }
 
 /** Reads every setting; throws one ConfigError that names every bad variable. */
-export function loadConfig(env: Env): Config {
+export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const r = new Reader(env);
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
@@ -194,8 +241,14 @@ export function loadConfig(env: Env): Config {
   };
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
+  checkPlugins(config.plugins, options.resourceTypes ?? BUILTIN_RESOURCE_TYPES, problems);
+  checkServiceUrl('KEYSTONE_URL', config.keystone.url, problems);
+  checkServiceUrl('NOVA_URL', config.novaUrl, problems);
+  checkServiceUrl('PLACEMENT_URL', config.placementUrl, problems);
   if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
     problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
+  } else if (config.authStrategy === 'tokens') {
+    checkTokensFile(config.authTokensFile as string, problems);
   }
   const listens = config.role !== 'manager';
   if (

@@ -3,7 +3,7 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { buildApp } from '../../src/app.js';
 import { FakeClock } from '../../src/common/clock.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
+import { BUILTIN_RESOURCE_TYPES, loadConfig, type Config } from '../../src/config/config.js';
 import { ManagerService } from '../../src/events/manager.service.js';
 import type { ResourcePlugin } from '../../src/plugins/resource-plugin.js';
 import type { ComputeDriver } from '../../src/compute/compute-driver.js';
@@ -33,19 +33,23 @@ export interface TestAppOptions {
 /** A full Climate on a test database, with a fake clock and the manager timer off. */
 export async function startApp(options: TestAppOptions): Promise<TestApp> {
   const recorder = options.recorder ?? new RecorderPlugin();
+  const plugins = options.plugins ?? [recorder];
   const config: Config = {
-    ...loadConfig({
-      DATABASE_URL: options.databaseUrl,
-      PLUGINS: recorder.resourceType,
-      LOG_LEVEL: process.env.TEST_LOGS ?? 'error',
-      ...options.env,
-    }),
+    ...loadConfig(
+      {
+        DATABASE_URL: options.databaseUrl,
+        PLUGINS: recorder.resourceType,
+        LOG_LEVEL: process.env.TEST_LOGS ?? 'error',
+        ...options.env,
+      },
+      { resourceTypes: [...BUILTIN_RESOURCE_TYPES, ...plugins.map((p) => p.resourceType)] },
+    ),
     managerTimer: false,
   };
   const clock = options.clock ?? new FakeClock(new Date('2030-01-01T00:00:00Z'));
   const app = await buildApp(config, {
     clock,
-    plugins: options.plugins ?? [recorder],
+    plugins,
     driver: options.driver,
     logger: process.env.TEST_LOGS ? undefined : false,
   });
