@@ -134,7 +134,13 @@ async function main(): Promise<void> {
     const server = app.getHttpServer() as { address(): AddressInfo };
     const base = `http://127.0.0.1:${server.address().port}`;
     const t0 = Date.now();
-    await seed(app.get(DataSource), HOSTS, PER_HOST, start);
+    console.log(`seeding ${HOSTS} hosts with ${PER_HOST} allocations each…`);
+    await seed(app.get(DataSource), HOSTS, PER_HOST, start, (done, total) => {
+      const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+      console.log(
+        `  seeded ${done} of ${total} hosts (${Math.round((100 * done) / total)}%), ${seconds} s`,
+      );
+    });
     console.log(
       `seeded ${HOSTS} hosts and ${HOSTS * PER_HOST} allocations in ${Date.now() - t0} ms`,
     );

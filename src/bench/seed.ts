@@ -1,21 +1,28 @@
 import type { DataSource } from 'typeorm';
 
+/** Called after each chunk of hosts with how many are done so far. */
+export type SeedProgress = (done: number, total: number) => void;
+
+/** Hosts seeded per round: each round is a few set-based statements, a second or two. */
+const CHUNK = 1000;
+
 /**
  * Fills a database for the benchmark with set-based SQL: `hosts` hosts in the freepool
  * (racks of 20, a gpu capability on every tenth) and `perHost` allocations per host
- * spread over a year, each with its own one-host lease, reservation and events.
+ * spread over a year, each with its own one-host lease, reservation and events. Works
+ * a chunk of hosts at a time and reports after each, so a large seed is never silent.
  */
 export async function seed(
   ds: DataSource,
   hosts: number,
   perHost: number,
   from: Date,
+  progress: SeedProgress = () => undefined,
 ): Promise<void> {
-  const yearMs = 365 * 86_400_000;
   await ds.query(
     `INSERT INTO hosts (hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
                         hypervisor_version, cpu_info, availability_zone, capabilities, created_at)
-     SELECT 'bench-' || lpad(i::text, 5, '0'), 'bench-' || lpad(i::text, 5, '0'),
+     SELECT 'bench-' || lpad(i::text, 6, '0'), 'bench-' || lpad(i::text, 6, '0'),
             CASE WHEN i % 2 = 0 THEN 32 ELSE 16 END, 131072, 1000, 'QEMU', 6000000, '', 'nova',
             jsonb_build_object('rack', 'r' || (i / 20), 'gpu', CASE WHEN i % 10 = 0 THEN 'True' ELSE 'False' END),
             now()
@@ -31,6 +38,22 @@ export async function seed(
     `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
      SELECT a.id, h.id, 'freepool', now() FROM hosts h, aggregates a WHERE a.name = 'freepool'`,
   );
+  for (let first = 1; first <= hosts; first += CHUNK) {
+    const last = Math.min(hosts, first + CHUNK - 1);
+    await seedAllocations(ds, [first, last], perHost, from);
+    progress(last, hosts);
+  }
+  await ds.query(`ANALYZE`);
+}
+
+/** The leases, reservations, allocations and events of hosts bench-<first>..bench-<last>. */
+async function seedAllocations(
+  ds: DataSource,
+  [first, last]: [number, number],
+  perHost: number,
+  from: Date,
+): Promise<void> {
+  const yearMs = 365 * 86_400_000;
   // Slot k of host h: a window inside the k-th slice of the year, never overlapping.
   await ds.query(
     `CREATE UNLOGGED TABLE bench_alloc AS
@@ -38,8 +61,9 @@ export async function seed(
             $1::timestamptz + (k * $3::bigint / $2::int + (random() * $3::bigint / $2::int / 2)::bigint)
               * interval '1 millisecond' AS s,
             (1 + random() * 0.4) AS frac
-       FROM hosts h, generate_series(0, $2::int - 1) k`,
-    [from, perHost, yearMs],
+       FROM hosts h, generate_series(0, $2::int - 1) k
+      WHERE h.hypervisor_hostname BETWEEN $4 AND $5`,
+    [from, perHost, yearMs, benchName(first), benchName(last)],
   );
   await ds.query(
     `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, created_at)
@@ -62,8 +86,10 @@ export async function seed(
     `INSERT INTO events (id, lease_id, event_type, time, status, created_at)
      SELECT gen_random_uuid(), l.id, t.type, CASE t.type WHEN 'start_lease' THEN l.start_at ELSE l.end_at END,
             'UNDONE', now()
-       FROM leases l CROSS JOIN (VALUES ('start_lease'), ('end_lease')) t(type) WHERE l.name = 'bench'`,
+       FROM bench_alloc b JOIN leases l ON l.id = b.lease_id
+            CROSS JOIN (VALUES ('start_lease'), ('end_lease')) t(type)`,
   );
   await ds.query(`DROP TABLE bench_alloc`);
-  await ds.query(`ANALYZE`);
 }
+
+const benchName = (i: number) => `bench-${String(i).padStart(6, '0')}`;
