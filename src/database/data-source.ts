@@ -74,17 +74,28 @@ export async function openDatabase(
   }
 }
 
-/** Runs pending migrations under a session advisory lock, so replicas never race. */
-export async function migrate(dataSource: DataSource): Promise<string[]> {
+/**
+ * Runs `fn` with a migration executor under a session advisory lock, so replicas (and the
+ * migrations command) never migrate at the same time.
+ */
+export async function withMigrationLock<T>(
+  dataSource: DataSource,
+  fn: (executor: MigrationExecutor) => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   try {
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
-    const done = await executor.executePendingMigrations();
-    return done.map((m) => m.name);
+    return await fn(executor);
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await runner.release();
   }
+}
+
+/** Runs pending migrations; returns the names of those it applied. */
+export async function migrate(dataSource: DataSource): Promise<string[]> {
+  const done = await withMigrationLock(dataSource, (e) => e.executePendingMigrations());
+  return done.map((m) => m.name);
 }
