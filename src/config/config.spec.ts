@@ -227,4 +227,22 @@ describe('loadConfig', () => {
       expect(bad({ METRICS_PORT: '1234', ROLE: 'manager' })).toEqual([]);
     });
   });
+
+  describe('TRUST_PROXY', () => {
+    it('should read addresses, ranges and named ranges of the proxies in front', () => {
+      const config = loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::1' });
+      expect(config.trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::1']);
+      expect(loadConfig({}).trustProxy).toEqual([]);
+    });
+
+    it.each(['true', '*', '10.0.0.0/33', 'proxy.example.org'])(
+      'should refuse TRUST_PROXY=%s, which names no proxy exactly',
+      (value) => {
+        expect(problemsOf({ TRUST_PROXY: value })).toEqual([
+          `TRUST_PROXY=${value}: ${value} is not an address, a CIDR range or one of ` +
+            'loopback, linklocal, uniquelocal',
+        ]);
+      },
+    );
+  });
 });

@@ -16,6 +16,8 @@ export interface Config {
   /** The ops port (/metrics, /healthz, /readyz) of the manager and `all` roles. */
   metricsHost: string;
   metricsPort: number;
+  /** Proxies whose X-Forwarded-Proto/-For/-Host are believed (express `trust proxy`). */
+  trustProxy: string[];
   role: Role;
   authStrategy: AuthStrategy;
   authTokensFile: string | null;
@@ -169,6 +171,24 @@ function checkTokensFile(path: string, problems: string[]): void {
   }
 }
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Each entry an address, a CIDR range or one of express's names for a range. */
+function checkTrustProxy(entries: string[], problems: string[]): void {
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const version = isIPv4(address) ? 4 : isIPv6(address) ? 6 : 0;
+    const maxBits = version === 4 ? 32 : 128;
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (PROXY_NAMES.includes(entry) || (version !== 0 && validBits && extra === undefined))
+      continue;
+    problems.push(
+      `TRUST_PROXY=${entries.join(',')}: ${entry} is not an address, a CIDR range or one of ` +
+        PROXY_NAMES.join(', '),
+    );
+  }
+}
+
 function checkDatabaseUrl(url: string | null, problems: string[]): void {
   if (url === null) return;
   try {
@@ -203,6 +223,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     port: r.int('PORT', 1234, 0, 65535),
     metricsHost: r.text('METRICS_HOST', r.text('HOST', '127.0.0.1')),
     metricsPort: r.int('METRICS_PORT', 9464, 0, 65535),
+    trustProxy: r.list('TRUST_PROXY', []),
     role: r.oneOf('ROLE', 'all', ['api', 'manager', 'all'] as const),
     authStrategy: r.oneOf('AUTH_STRATEGY', 'noauth', ['noauth', 'tokens', 'keystone'] as const),
     authTokensFile: r.optional('AUTH_TOKENS_FILE'),
@@ -242,6 +263,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
   checkPlugins(config.plugins, options.resourceTypes ?? BUILTIN_RESOURCE_TYPES, problems);
+  checkTrustProxy(config.trustProxy, problems);
   checkServiceUrl('KEYSTONE_URL', config.keystone.url, problems);
   checkServiceUrl('NOVA_URL', config.novaUrl, problems);
   checkServiceUrl('PLACEMENT_URL', config.placementUrl, problems);
