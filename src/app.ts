@@ -46,6 +46,8 @@ export async function buildApp(
   }
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Behind a TLS proxy: links and logs use the client's scheme and address.
+  app.set('trust proxy', config.trustProxy.length === 0 ? false : config.trustProxy);
   app.use(httpMiddleware);
   app.useGlobalGuards(new InputGuard());
   return app;

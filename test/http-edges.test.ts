@@ -34,6 +34,11 @@ describe('HTTP behaviour shared by every route', () => {
     },
   );
 
+  it('should not believe X-Forwarded-Proto when TRUST_PROXY names no proxy', async () => {
+    const res = await t.http.get('/').set('X-Forwarded-Proto', 'https').expect(300);
+    expect(res.body.versions[0].links[0].href).toMatch(/^http:\/\//);
+  });
+
   it('should put a request id on every response, errors included', async () => {
     for (const res of [
       await t.http.get('/v1/leases'),
@@ -108,7 +113,12 @@ describe('AUTH_STRATEGY=tokens', () => {
     );
     t = await startApp({
       databaseUrl: db.url,
-      env: { AUTH_STRATEGY: 'tokens', AUTH_TOKENS_FILE: file, PLUGINS: 'physical:host' },
+      env: {
+        AUTH_STRATEGY: 'tokens',
+        AUTH_TOKENS_FILE: file,
+        PLUGINS: 'physical:host',
+        TRUST_PROXY: 'loopback',
+      },
     });
     t.clock.set(new Date('2038-01-01T00:00:00Z'));
   });
@@ -124,6 +134,15 @@ describe('AUTH_STRATEGY=tokens', () => {
     // identity headers mean nothing under this strategy
     await t.http.get('/v1/leases').set('X-Project-Id', 'pa').set('X-Roles', 'admin').expect(401);
     await t.http.get('/versions').expect(300);
+  });
+
+  it('should link with the scheme and host a trusted TLS proxy forwards', async () => {
+    const res = await t.http
+      .get('/')
+      .set('X-Forwarded-Proto', 'https')
+      .set('X-Forwarded-Host', 'climate.example.org')
+      .expect(300);
+    expect(res.body.versions[0].links[0].href).toBe('https://climate.example.org/v1');
   });
 
   it('should act as the token owner and keep projects apart', async () => {

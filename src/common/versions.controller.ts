@@ -18,7 +18,7 @@ export class VersionsController {
   @Public()
   @HttpCode(300)
   versions(@Req() req: Request) {
-    const base = `${req.protocol}://${req.get('host') ?? '127.0.0.1'}/`;
+    const base = `${req.protocol}://${req.host ?? '127.0.0.1'}/`;
     return {
       versions: [
         {
