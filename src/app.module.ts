@@ -5,6 +5,7 @@ import {
   Inject,
   Provider,
   ValidationPipe,
+  type LoggerService,
 } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -33,6 +34,7 @@ import { NovaDriver } from './compute/nova.driver.js';
 import { KEYSTONE, TrustsService } from './compute/trusts.service.js';
 import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
+import { ObservabilityModule } from './observability/observability.module.js';
 
 export interface AppOptions {
   config: Config;
@@ -41,6 +43,10 @@ export interface AppOptions {
   /** Resource plugins on offer besides Climate's own; PLUGINS picks the enabled ones. */
   plugins: ResourcePlugin[];
   driver?: ComputeDriver;
+  /** The app's logger (null: none), for the access log and the start and stop lines. */
+  logger?: LoggerService | null;
+  /** Migrations this start applied, for the start line. */
+  migrationsApplied?: string[];
 }
 
 const DATABASE = Symbol('DATABASE');
@@ -110,6 +116,10 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(options.config),
         ScheduleModule.forRoot(),
+        ObservabilityModule.forRoot({
+          logger: options.logger ?? null,
+          migrationsApplied: options.migrationsApplied ?? [],
+        }),
         PluginsModule.forRoot(options.plugins),
         PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
         HostsModule,

@@ -3,13 +3,15 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { Clock, SystemClock } from './common/clock.js';
-import { httpMiddleware } from './common/http-middleware.js';
+import { httpMiddleware, requestIds } from './common/http-middleware.js';
 import { InputGuard } from './common/input-guard.js';
 import { JsonLogger } from './common/json-logger.js';
 import type { Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
 import type { ComputeDriver } from './compute/compute-driver.js';
+import { accessLog } from './observability/access-log.js';
+import { Metrics } from './observability/metrics.js';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -24,8 +26,9 @@ export async function buildApp(
   options: BuildOptions = {},
 ): Promise<INestApplication> {
   const database = await openDatabase(config);
+  let migrationsApplied: string[];
   try {
-    await migrate(database.dataSource);
+    migrationsApplied = await migrate(database.dataSource);
   } catch (error) {
     await database.close();
     throw error;
@@ -36,7 +39,15 @@ export async function buildApp(
   let app: NestExpressApplication;
   try {
     app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot({ config, database, clock, plugins, driver: options.driver }),
+      AppModule.forRoot({
+        config,
+        database,
+        clock,
+        plugins,
+        driver: options.driver,
+        logger: logger === false ? null : logger,
+        migrationsApplied,
+      }),
       { logger: logger === false ? false : logger, abortOnError: false },
     );
   } catch (error) {
@@ -48,6 +59,9 @@ export async function buildApp(
   app.set('etag', false);
   // Behind a TLS proxy: links and logs use the client's scheme and address.
   app.set('trust proxy', config.trustProxy.length === 0 ? false : config.trustProxy);
+  // The request id first, so that the access log (and every log below) carries it.
+  app.use(requestIds);
+  app.use(accessLog(app.get(Metrics), logger === false ? null : logger));
   app.use(httpMiddleware);
   app.useGlobalGuards(new InputGuard());
   return app;

@@ -90,9 +90,11 @@ describe('HTTP behaviour shared by every route', () => {
     expect(missing.body).toMatchObject({ error_code: 404, error_name: 'NotFound' });
   });
 
-  it('should report health when the database answers', async () => {
-    const res = await t.http.get('/healthz').expect(200);
-    expect(res.body).toEqual({ status: 'ok' });
+  it('should report live and ready when the database answers', async () => {
+    const live = await t.http.get('/healthz').expect(200);
+    expect(live.body).toMatchObject({ status: 'ok' });
+    const ready = await t.http.get('/readyz').expect(200);
+    expect(ready.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' } } });
   });
 });
 

@@ -79,6 +79,13 @@ class DatabaseProxy {
   }
 }
 
+/** Not ready (terminus' body, the database down), while still alive. */
+function expectNotReady(res: Response): void {
+  expect(res.status).toBe(503);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(res.body).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+}
+
 function expectUnavailable(res: Response): void {
   expect(res.status).toBe(503);
   expect(res.body).toEqual({
@@ -122,7 +129,7 @@ describe('PostgreSQL down or restarting', () => {
       return res.status === 200 ? (res.body.leases as { id: string }[]) : undefined;
     });
     expect(leases.map((l) => l.id)).toContain(leaseId);
-    await t.http.get('/healthz').expect(200, { status: 'ok' });
+    await t.http.get('/readyz').expect(200);
     await t.http.get(`/v1/leases/${leaseId}`).expect(200);
   }
 
@@ -133,17 +140,18 @@ describe('PostgreSQL down or restarting', () => {
       end: '2030-02-02 00:00',
     });
     await t.http.get('/v1/leases').expect(200);
-    await t.http.get('/healthz').expect(200);
+    await t.http.get('/readyz').expect(200);
 
     await proxy.cut();
 
     const list = await timed(() => t.http.get('/v1/leases'));
     expectUnavailable(list.value);
     expect(list.ms).toBeLessThan(3_000);
-    const health = await timed(() => t.http.get('/healthz'));
-    expectUnavailable(health.value);
-    expect(health.value.headers['content-type']).toMatch(/^application\/json/);
-    expect(health.ms).toBeLessThan(3_000);
+    const ready = await timed(() => t.http.get('/readyz'));
+    expectNotReady(ready.value);
+    expect(ready.ms).toBeLessThan(3_000);
+    // Alive all the same: a restart would not bring the database back.
+    await t.http.get('/healthz').expect(200);
     // A write (a transaction) is a 503 too, and nothing of it is kept.
     const create = await t.http
       .post('/v1/leases')
@@ -172,9 +180,15 @@ describe('PostgreSQL down or restarting', () => {
     const list = await timed(() => t.http.get('/v1/leases'));
     expectUnavailable(list.value);
     expect(list.ms).toBeLessThan(4_000);
-    const health = await timed(() => t.http.get('/healthz'));
-    expectUnavailable(health.value);
-    expect(health.ms).toBeLessThan(4_000);
+    const ready = await timed(() => t.http.get('/readyz'));
+    expectNotReady(ready.value);
+    expect(ready.ms).toBeLessThan(4_000);
+    const metrics = await timed(() => t.http.get('/metrics'));
+    expect(metrics.value.status).toBe(200);
+    expect(metrics.value.text).toContain('climate_metrics_collect_errors_total 1');
+    expect(metrics.value.text).not.toContain('climate_leases{');
+    expect(metrics.ms).toBeLessThan(4_000);
+    await t.http.get('/healthz').expect(200);
 
     proxy.mode = 'forward';
     proxy.dropAll();

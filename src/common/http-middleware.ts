@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { requestContext } from './request-context.js';
 
@@ -10,17 +11,32 @@ function plainError(res: Response, status: number, message: string): void {
   res.status(status).json({ error: status, error_message: message });
 }
 
+/** The client's X-OpenStack-Request-ID when it is a well-formed `req-<uuid>`, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const inbound = req.headers['x-openstack-request-id'];
+  return typeof inbound === 'string' && REQUEST_ID.test(inbound) ? inbound : `req-${randomUUID()}`;
+}
+
 /**
- * Cross-cutting HTTP behaviour of Blazar's API: request ids, `.json` suffixes, JSON-only
- * bodies and the `OpenStack-API-Version` header (only 1.0 exists).
+ * The request id, first of all: the one logged is the one returned (the client's own when
+ * it sent a valid one, so that its logs and Climate's meet), and logs below carry it.
+ */
+export function requestIds(req: Request, res: Response, next: NextFunction): void {
+  const requestId = requestIdOf(req);
+  res.setHeader('X-OpenStack-Request-ID', requestId);
+  requestContext.run({ requestId }, next);
+}
+
+/** Kubernetes and Prometheus probes: not Blazar's API, so no microversion check there. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Cross-cutting HTTP behaviour of Blazar's API: `.json` suffixes, JSON-only bodies and the
+ * `OpenStack-API-Version` header (only 1.0 exists). Runs after `requestIds`.
  */
 export function httpMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const local = `req-${randomUUID()}`;
-  const inbound = req.header('x-openstack-request-id');
-  const requestId = inbound !== undefined && REQUEST_ID.test(inbound) ? inbound : local;
-  res.setHeader('X-OpenStack-Request-ID', local);
-
   const [path, query] = splitUrl(req.url);
+  if (PROBES.has(path)) return next();
   if (path.endsWith('.json')) req.url = path.slice(0, -'.json'.length) + query;
 
   const contentType = req.header('content-type');
@@ -51,7 +67,7 @@ export function httpMiddleware(req: Request, res: Response, next: NextFunction):
   }
   res.setHeader('OpenStack-API-Version', 'reservation 1.0');
   res.setHeader('Vary', 'OpenStack-API-Version');
-  requestContext.run({ requestId }, next);
+  next();
 }
 
 function splitUrl(url: string): [string, string] {

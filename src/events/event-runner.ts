@@ -14,6 +14,7 @@ import { ReservationActions } from '../reservations/reservation-actions.js';
 import type { LeaseEvent } from './entities/lease-event.entity.js';
 import { retryDelayMs, type EventType } from './event-status.js';
 import { ClaimLost, EventsRepository } from './events.repository.js';
+import { Metrics } from '../observability/metrics.js';
 
 /** The lease is not in a state where this event can run yet; try again later. */
 class NotReady extends Error {}
@@ -56,6 +57,7 @@ export class EventRunner {
     private readonly leases: LeasesRepository,
     private readonly actions: ReservationActions,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -129,8 +131,10 @@ export class EventRunner {
 
   /** Marks the event DONE and settles the lease in the status its parts now derive. */
   private async complete(event: LeaseEvent, owner: string): Promise<void> {
+    let doneAt = this.clock.now();
     await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
+      doneAt = now;
       const lease = await this.leases.lock(tx, event.leaseId);
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
       await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
@@ -144,6 +148,10 @@ export class EventRunner {
       await tx.update(Lease, { id: lease.id }, { status, updatedAt: now });
       this.logger.log({ msg: `${event.eventType} done`, lease_id: lease.id, status });
     });
+    // Counted once committed: a lost claim is the other manager's to count.
+    this.metrics.events.inc({ type: event.eventType, result: 'done' });
+    const lag = Math.max(0, doneAt.getTime() - event.time.getTime()) / 1000;
+    this.metrics.eventLag.observe({ type: event.eventType }, lag);
   }
 
   /**
@@ -194,6 +202,7 @@ export class EventRunner {
         }
         await tx.update(Lease, { id: lease.id }, { status: 'ERROR', updatedAt: now });
       });
+      this.metrics.events.inc({ type: event.eventType, result: final ? 'failed' : 'retried' });
       const log = { event_id: event.id, lease_id: event.leaseId, attempt: event.attempts, reason };
       if (final) this.logger.error({ msg: `${event.eventType} failed for good`, ...log });
       else this.logger.warn({ msg: `${event.eventType} failed; will retry`, ...log });

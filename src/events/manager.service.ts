@@ -15,6 +15,7 @@ import type { LeaseEvent } from './entities/lease-event.entity.js';
 import { EventRunner } from './event-runner.js';
 import { EventsRepository } from './events.repository.js';
 import { ReservationSync } from '../reservations/reservation-sync.js';
+import { ManagerPulse } from '../observability/manager-pulse.js';
 
 const TIMER = 'climate-manager';
 
@@ -37,6 +38,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     private readonly resyncs: ReservationSync,
     private readonly scheduler: SchedulerRegistry,
     private readonly clock: Clock,
+    private readonly pulse: ManagerPulse,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -44,6 +46,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     if (this.config.role === 'api' || !this.config.managerTimer) return;
     const timer = setInterval(() => void this.tick(), this.config.eventPollMs);
     this.scheduler.addInterval(TIMER, timer);
+    this.pulse.started();
     this.logger.log({
       msg: 'manager started',
       owner: this.owner,
@@ -77,8 +80,11 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
       if (claimed.length > 0) this.launch(claimed);
       const resyncs = await this.resyncs.claim();
       for (const work of resyncs) void this.keep(work);
+      // Readiness: this manager can claim events.
+      this.pulse.polled();
       return claimed.length + resyncs.length;
     } catch (error) {
+      this.pulse.polled(error);
       this.logger.error(error instanceof Error ? error : String(error));
       return 0;
     } finally {

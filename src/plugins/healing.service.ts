@@ -8,6 +8,7 @@ import { PluginRegistry } from './plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { HOST_USAGE } from '../pools/allocations.repository.js';
 import type { Evacuation, MovedAllocation } from '../pools/evacuation.js';
+import { Metrics } from '../observability/metrics.js';
 
 /** pg_advisory_xact_lock key of the heal (any constant no other lock uses). */
 const HEAL_LOCK = 7_310_042;
@@ -26,6 +27,7 @@ export class HealingService implements Evacuation {
     private readonly dataSource: DataSource,
     private readonly plugins: PluginRegistry,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {}
 
   async heal(): Promise<MovedAllocation[]> {
@@ -56,6 +58,9 @@ export class HealingService implements Evacuation {
     ]);
     if (moved.length > 0) {
       const lost = moved.filter((m) => m.to === null).length;
+      // What stays on a failed host is tried again by every heal, and counted again.
+      this.metrics.healingMoves.inc({ result: 'moved' }, moved.length - lost);
+      this.metrics.healingMoves.inc({ result: 'unmovable' }, lost);
       this.logger.log({ msg: 'healed', moved: moved.length - lost, missing: lost });
     }
     return moved;

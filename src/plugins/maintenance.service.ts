@@ -16,6 +16,7 @@ import { LeaseDeleter } from '../leases/lease-deleter.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { PoolSync } from '../pools/pool-sync.js';
+import { Metrics } from '../observability/metrics.js';
 
 /**
  * Periodic pool work where the manager runs: heal reservations whose hosts failed
@@ -37,6 +38,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly plugins: PluginRegistry,
     private readonly deleter: LeaseDeleter,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -60,7 +62,9 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
       await this.trusts.sweep();
       await this.deleter.finishDeletes();
       for (const plugin of this.plugins.all()) await plugin.upkeep?.();
+      this.metrics.maintenanceRuns.inc({ result: 'ok' });
     } catch (error) {
+      this.metrics.maintenanceRuns.inc({ result: 'failed' });
       this.logger.error(error instanceof Error ? error : String(error));
     } finally {
       this.running = false;

@@ -4,15 +4,22 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../../common/auth/identity.js';
 import { assertCanSee } from '../../common/auth/policy.js';
 import { Clock } from '../../common/clock.js';
-import { Conflict, InvalidInput, MissingParameter, NotFound } from '../../common/errors.js';
+import {
+  ClimateError,
+  Conflict,
+  InvalidInput,
+  MissingParameter,
+  NotFound,
+} from '../../common/errors.js';
 import { checkLength } from '../../common/storable.js';
-import type { JsonObject } from '../../common/json.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { MAX_SERVER_ID } from './instance-params.js';
 import { isUuid } from '../../common/ids.js';
+import type { ClaimResponse } from './dto/claim.dto.js';
+import { Metrics } from '../../observability/metrics.js';
 
 interface Slot {
   host_id: number;
@@ -29,6 +36,7 @@ export class ClaimsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -36,7 +44,7 @@ export class ClaimsService {
     caller: Identity,
     reservationId: string,
     body: Record<string, unknown>,
-  ): Promise<JsonObject> {
+  ): Promise<ClaimResponse> {
     const serverId = body.server_id;
     if (serverId === undefined || serverId === null || serverId === '')
       throw new MissingParameter('server_id');
@@ -47,6 +55,24 @@ export class ClaimsService {
     if (wantedHost !== undefined && typeof wantedHost !== 'string') {
       throw new InvalidInput('Malformed parameter host', 'MalformedParameter');
     }
+    try {
+      const claim = await this.take(caller, reservationId, serverId, wantedHost);
+      this.metrics.claims.inc({ result: 'granted' });
+      return claim;
+    } catch (error) {
+      if (error instanceof ClimateError && error.errorName === 'NoFreeSlot') {
+        this.metrics.claims.inc({ result: 'refused' });
+      }
+      throw error;
+    }
+  }
+
+  private take(
+    caller: Identity,
+    reservationId: string,
+    serverId: string,
+    wantedHost: string | undefined,
+  ): Promise<ClaimResponse> {
     return withTransaction(this.dataSource, async (tx) => {
       await this.lockReservation(tx, caller, reservationId);
       const existing = await sql<{ id: string; host: string }>(
@@ -106,6 +132,7 @@ export class ClaimsService {
       await this.lockReservation(tx, caller, rows[0].reservation_id, 'claim_id', claimId);
       await sql(tx, `DELETE FROM claims WHERE id = $1`, [claimId]);
     });
+    this.metrics.claims.inc({ result: 'released' });
   }
 
   /** Locks the reservation; only its project (or an admin) may claim, and only while it runs. */

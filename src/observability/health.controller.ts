@@ -1,0 +1,67 @@
+import {
+  ArgumentsHost,
+  Catch,
+  Controller,
+  ExceptionFilter,
+  Get,
+  Header,
+  Inject,
+  Res,
+  ServiceUnavailableException,
+  UseFilters,
+} from '@nestjs/common';
+import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import type { Response } from 'express';
+import { Public } from '../common/auth/auth.guard.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { MetricsService } from './metrics.service.js';
+import { ReadinessChecks } from './readiness.service.js';
+
+/** A failed check answers 503 with terminus' own body, not the API's error body. */
+@Catch(ServiceUnavailableException)
+class HealthCheckFailed implements ExceptionFilter {
+  catch(error: ServiceUnavailableException, host: ArgumentsHost): void {
+    host.switchToHttp().getResponse<Response>().status(503).json(error.getResponse());
+  }
+}
+
+/**
+ * What operators and Kubernetes watch: liveness, readiness and Prometheus metrics. Public,
+ * on the API port (roles api and all) and on METRICS_PORT (roles manager and all).
+ */
+@Controller()
+@Public()
+@UseFilters(HealthCheckFailed)
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicator: HealthIndicatorService,
+    private readonly checks: ReadinessChecks,
+    private readonly metrics: MetricsService,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /** Alive and serving. Nothing outside the process: a database outage is for /readyz. */
+  @Get('healthz')
+  @Header('Cache-Control', 'no-store')
+  liveness() {
+    return this.health.check([
+      () => this.indicator.check('process').up({ role: this.config.role }),
+    ]);
+  }
+
+  /** Can do its work now: the database, the OpenStack services in use, the manager. */
+  @Get('readyz')
+  @Header('Cache-Control', 'no-store')
+  readiness() {
+    return this.health.check(this.checks.indicators());
+  }
+
+  @Get('metrics')
+  async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
+    const body = await this.metrics.scrape();
+    res.setHeader('Content-Type', this.metrics.contentType);
+    return body;
+  }
+}

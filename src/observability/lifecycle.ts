@@ -1,0 +1,60 @@
+import { resolve } from 'node:path';
+import { BeforeApplicationShutdown, Inject, Injectable, type LoggerService } from '@nestjs/common';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { APP_LOGGER } from './ops-server.js';
+
+export const MIGRATIONS_APPLIED = Symbol('MIGRATIONS_APPLIED');
+
+export interface Listening {
+  /** The API's address (roles api and all). */
+  api: string | null;
+  /** METRICS_PORT's address (roles manager and all). */
+  ops: string | null;
+}
+
+/**
+ * Which database, for the log: the embedded one's directory, or PostgreSQL's host, port
+ * and database name. Never the URL: it may carry the password.
+ */
+export function describeDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+): Record<string, unknown> {
+  if (config.databaseUrl === null) return { embedded: true, data_dir: resolve(config.dataDir) };
+  const url = new URL(config.databaseUrl);
+  const host = url.hostname !== '' ? url.hostname : (url.searchParams.get('host') ?? 'localhost');
+  return {
+    host,
+    port: url.port === '' ? 5432 : Number(url.port),
+    database: decodeURIComponent(url.pathname.replace(/^\//, '')),
+  };
+}
+
+/** The start and stop lines of the log. */
+@Injectable()
+export class Lifecycle implements BeforeApplicationShutdown {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(MIGRATIONS_APPLIED) private readonly migrations: string[],
+    @Inject(APP_LOGGER) private readonly logger: LoggerService | null,
+  ) {}
+
+  started(listening: Listening): void {
+    this.logger?.log(
+      {
+        msg: 'climate started',
+        role: this.config.role,
+        api: listening.api ?? undefined,
+        ops: listening.ops ?? undefined,
+        database: describeDatabase(this.config),
+        migrations_applied: this.migrations,
+        pid: process.pid,
+      },
+      'climate',
+    );
+  }
+
+  beforeApplicationShutdown(signal?: string): void {
+    this.logger?.log({ msg: 'climate stopping', role: this.config.role, signal }, 'climate');
+  }
+}

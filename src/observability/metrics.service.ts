@@ -1,0 +1,100 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { LEASE_STATUSES } from '../leases/lease-status.js';
+import { errorMessage, SingleFlight, within } from './bounded.js';
+import { Metrics } from './metrics.js';
+
+/** The pools a host sits in (one at a time); `none` for a host in no pool. */
+const POOLS = ['freepool', 'shared', 'recycle', 'reservation', 'none'];
+
+/** What pg's Pool exposes; the embedded adapter's pool may lack it. */
+interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  options?: { max?: number };
+}
+
+function isPoolStats(value: unknown): value is PoolStats {
+  const pool = value as Partial<PoolStats> | null;
+  return (
+    typeof pool?.totalCount === 'number' &&
+    typeof pool.idleCount === 'number' &&
+    typeof pool.waitingCount === 'number'
+  );
+}
+
+/** One scrape of /metrics: the counters kept in memory plus gauges read now. */
+@Injectable()
+export class MetricsService {
+  private readonly logger = new Logger('metrics');
+  private readonly reads = new SingleFlight<void>();
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly dataSource: DataSource,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  get contentType(): string {
+    return this.metrics.registry.contentType;
+  }
+
+  /**
+   * The exposition text. The database gauges are read with one grouped COUNT each, bounded
+   * by DATABASE_CONNECT_TIMEOUT_MS; when that fails they are left out of this scrape (and
+   * counted), so a database outage never hangs the scrape.
+   */
+  async scrape(): Promise<string> {
+    this.readPool();
+    let fromDatabase = '';
+    try {
+      await within(
+        this.reads.run(() => this.readDatabase()),
+        this.config.databaseConnectTimeoutMs,
+        'metrics from the database',
+      );
+      fromDatabase = await this.metrics.databaseRegistry.metrics();
+    } catch (error) {
+      this.metrics.collectErrors.inc();
+      this.logger.warn({ msg: 'database gauges skipped', reason: errorMessage(error) });
+    }
+    return (await this.metrics.registry.metrics()) + fromDatabase;
+  }
+
+  private readPool(): void {
+    const pool = (this.dataSource.driver as { master?: unknown }).master;
+    if (!isPoolStats(pool)) return;
+    this.metrics.dbPool.set({ state: 'total' }, pool.totalCount);
+    this.metrics.dbPool.set({ state: 'idle' }, pool.idleCount);
+    if (typeof pool.options?.max === 'number')
+      this.metrics.dbPool.set({ state: 'max' }, pool.options.max);
+    this.metrics.dbPoolWaiting.set(pool.waitingCount);
+  }
+
+  private async readDatabase(): Promise<void> {
+    const hosts = await this.dataSource.query<{ pool: string; reservable: boolean; n: number }[]>(
+      `SELECT coalesce(p.kind, 'none') AS pool, h.reservable, count(*)::int AS n
+         FROM hosts h
+         LEFT JOIN aggregate_hosts p
+           ON p.host_id = h.id AND p.kind IN ('freepool', 'shared', 'recycle', 'reservation')
+        GROUP BY 1, 2`,
+    );
+    const leases = await this.dataSource.query<{ status: string; n: number; degraded: number }[]>(
+      `SELECT status, count(*)::int AS n, (count(*) FILTER (WHERE degraded))::int AS degraded
+         FROM leases GROUP BY status`,
+    );
+
+    const { poolHosts, leases: byStatus, degradedLeases } = this.metrics;
+    // Zeros first, so that an emptied pool or status reads 0 rather than vanishing.
+    for (const pool of POOLS)
+      for (const reservable of ['true', 'false']) poolHosts.set({ pool, reservable }, 0);
+    for (const row of hosts)
+      poolHosts.set({ pool: row.pool, reservable: String(row.reservable) }, row.n);
+    for (const status of LEASE_STATUSES) byStatus.set({ status }, 0);
+    for (const row of leases) byStatus.set({ status: row.status }, row.n);
+    degradedLeases.set(leases.reduce((sum, row) => sum + row.degraded, 0));
+  }
+}

@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Route label of a request no route matched (raw URLs would explode the label set). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * Every Prometheus metric of one Climate instance, in a registry of its own (never
+ * prom-client's global one: tests build many apps in one process). Services record
+ * through the fields; the gauges read from the database are set at scrape time.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  /** Gauges read from the database at scrape time: left out of a scrape when it fails. */
+  readonly databaseRegistry = new Registry();
+
+  readonly httpDuration = new Histogram({
+    name: 'climate_http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly eventLag = new Histogram({
+    name: 'climate_event_lag_seconds',
+    help: "From an event's scheduled time to it being done",
+    labelNames: ['type'] as const,
+    buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [this.registry],
+  });
+
+  readonly events = new Counter({
+    name: 'climate_events_total',
+    help: 'Event attempts by type and result (done, retried, failed)',
+    labelNames: ['type', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly managerPolls = new Counter({
+    name: 'climate_manager_polls_total',
+    help: "The manager's polls for due events, by result (ok, failed)",
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly healingMoves = new Counter({
+    name: 'climate_healing_moves_total',
+    help:
+      'Allocations on failed hosts that a heal moved (moved) or could not move (unmovable; ' +
+      'counted again by each heal while they stay)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly maintenanceRuns = new Counter({
+    name: 'climate_maintenance_runs_total',
+    help: 'Periodic upkeep runs (heal, recycle, trusts, deletes) by result (ok, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly claims = new Counter({
+    name: 'climate_claims_total',
+    help: 'Instance slot claims by result (granted, refused for want of a slot, released)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly poolHosts = new Gauge({
+    name: 'climate_pool_hosts',
+    help: 'Hosts by pool (freepool, shared, recycle, reservation, none) and whether reservable',
+    labelNames: ['pool', 'reservable'] as const,
+    registers: [this.databaseRegistry],
+  });
+
+  readonly leases = new Gauge({
+    name: 'climate_leases',
+    help: 'Leases by status',
+    labelNames: ['status'] as const,
+    registers: [this.databaseRegistry],
+  });
+
+  readonly degradedLeases = new Gauge({
+    name: 'climate_leases_degraded',
+    help: 'Leases with a reservation on a failed host that healing could not move',
+    registers: [this.databaseRegistry],
+  });
+
+  readonly dbPool = new Gauge({
+    name: 'climate_db_pool_connections',
+    help: 'Database pool: connections open (total) and idle, and the pool size (max)',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly dbPoolWaiting = new Gauge({
+    name: 'climate_db_pool_waiting',
+    help: 'Queries waiting for a free database connection',
+    registers: [this.registry],
+  });
+
+  readonly collectErrors = new Counter({
+    name: 'climate_metrics_collect_errors_total',
+    help: 'Scrapes whose database gauges were skipped (the database failed or was slow)',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
