@@ -3,9 +3,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import { HOST_RESOURCE_TYPE } from '../scheduler/host-query.js';
+import type { HostPropertyResponse, HostPropertySummary } from './dto/host-property.dto.js';
 
 /** Truthy query flags: `detail=True`, `all=1`, … ; `detail=False` is false (Blazar: true). */
 export function flag(value: unknown): boolean {
@@ -33,7 +33,7 @@ export class HostPropertiesService {
   }
 
   /** Properties with at least one value; private ones only when `all` is asked for. */
-  async list(detail: boolean, all: boolean): Promise<JsonObject[]> {
+  async list(detail: boolean, all: boolean): Promise<HostPropertySummary[]> {
     const { rows } = await sql<{ property: string; private: boolean; values: string[] }>(
       this.dataSource.manager,
       `SELECT p.property_name AS property, p.private,
@@ -52,7 +52,7 @@ export class HostPropertiesService {
     );
   }
 
-  async setPrivate(name: string, isPrivate: boolean): Promise<JsonObject> {
+  async setPrivate(name: string, isPrivate: boolean): Promise<HostPropertyResponse> {
     const { rows } = await sql<{
       id: number;
       property_name: string;

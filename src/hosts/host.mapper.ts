@@ -1,9 +1,9 @@
 import { formatTimestamp } from '../common/dates.js';
-import type { JsonObject } from '../common/json.js';
+import type { HostResponse } from './dto/host.response.js';
 import type { Host } from './entities/host.entity.js';
 
 /** Blazar's host object: every column, plus the extra capabilities as top-level keys. */
-export function toHostWire(host: Host, pool: string | null): JsonObject {
+export function toHostWire(host: Host, pool: string | null): HostResponse {
   return {
     ...host.capabilities,
     id: String(host.id),

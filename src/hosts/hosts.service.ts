@@ -11,6 +11,7 @@ import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { HOST_USAGE } from '../pools/allocations.repository.js';
+import type { HostResponse } from './dto/host.response.js';
 import { Host } from './entities/host.entity.js';
 import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
 import { toHostWire } from './host.mapper.js';
@@ -40,20 +41,20 @@ export class HostsService {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async list(): Promise<JsonObject[]> {
+  async list(): Promise<HostResponse[]> {
     const em = this.dataSource.manager;
     const hosts = await em.find(Host, { order: { id: 'ASC' } });
     const pools = await this.poolNames(em);
     return hosts.map((h) => toHostWire(h, pools.get(h.id) ?? null));
   }
 
-  async get(id: string): Promise<JsonObject> {
+  async get(id: string): Promise<HostResponse> {
     const em = this.dataSource.manager;
     const host = await this.find(em, id);
     return toHostWire(host, (await this.pools.poolOf(em, host.id))?.name ?? null);
   }
 
-  async create(body: Record<string, unknown>): Promise<JsonObject> {
+  async create(body: Record<string, unknown>): Promise<HostResponse> {
     const name = body.name ?? body.id;
     if (name === undefined || name === null || name === '') throw new MissingParameter('name');
     if (typeof name !== 'string' && typeof name !== 'number') {
@@ -102,7 +103,7 @@ export class HostsService {
    * pending or active reservation on this host depends on cannot change (409).
    * `reservable: false` marks the host failed and heals its reservations.
    */
-  async update(id: string, body: Record<string, unknown>): Promise<JsonObject> {
+  async update(id: string, body: Record<string, unknown>): Promise<HostResponse> {
     if (Object.keys(body).length === 0) throw new InvalidInput('No data to update');
     const fields = splitHostFields(body, []);
     this.checkTopology(fields.capabilities);
@@ -170,7 +171,7 @@ export class HostsService {
   }
 
   /** Moves a host between the reservation pool and the shared pool (admin). */
-  async moveToPool(id: string, body: Record<string, unknown>): Promise<JsonObject> {
+  async moveToPool(id: string, body: Record<string, unknown>): Promise<HostResponse> {
     const host = await this.find(this.dataSource.manager, id);
     await this.poolMoves.move(host.id, body);
     return this.get(id);

@@ -3,6 +3,7 @@ import { EntityManager, LessThan } from 'typeorm';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
+import type { LeaseResponse } from './dto/lease.response.js';
 import { IdempotencyKey } from './entities/idempotency-key.entity.js';
 
 /** How long a key is remembered. */
@@ -40,7 +41,7 @@ export async function claimKey(
   key: string,
   hash: string,
   now: Date,
-): Promise<JsonObject | null> {
+): Promise<LeaseResponse | null> {
   const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
   await tx.delete(IdempotencyKey, { projectId, key, createdAt: LessThan(expired) });
   const inserted = await sql(
@@ -57,7 +58,7 @@ export async function claimKey(
       'IdempotencyKeyReused',
     );
   }
-  return existing.response;
+  return existing.response as LeaseResponse;
 }
 
 /**
@@ -71,7 +72,7 @@ export async function storedReplay(
   key: string,
   hash: string,
   now: Date,
-): Promise<JsonObject | null> {
+): Promise<LeaseResponse | null> {
   const existing = await em.findOne(IdempotencyKey, { where: { projectId, key } });
   if (existing === null || existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_TTL_MS) {
     return null;
@@ -83,7 +84,7 @@ export async function storedReplay(
     );
   }
   // An empty response: the first request is still running; it decides in claimKey.
-  return Object.keys(existing.response).length === 0 ? null : existing.response;
+  return Object.keys(existing.response).length === 0 ? null : (existing.response as LeaseResponse);
 }
 
 export async function storeResponse(

@@ -1,9 +1,10 @@
-import type { JsonObject } from '../common/json.js';
 import { formatTimestamp, formatWireDate } from '../common/dates.js';
 import type { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EntityManager } from 'typeorm';
 import type { PluginRegistry } from '../plugins/plugin-registry.js';
+import type { ReservationResponse } from '../reservations/dto/reservation.response.js';
 import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { LeaseEventResponse, LeaseResponse } from './dto/lease.response.js';
 import type { Lease } from './entities/lease.entity.js';
 
 export interface LeaseParts {
@@ -12,7 +13,7 @@ export interface LeaseParts {
   events: LeaseEvent[];
 }
 
-export function toEventWire(e: LeaseEvent): JsonObject {
+export function toEventWire(e: LeaseEvent): LeaseEventResponse {
   return {
     id: e.id,
     lease_id: e.leaseId,
@@ -29,9 +30,9 @@ export function toEventWire(e: LeaseEvent): JsonObject {
 export function toReservationWire(
   r: Reservation,
   plugins: PluginRegistry,
-  extra: JsonObject = {},
-): JsonObject {
-  let typed: JsonObject;
+  extra: object = {},
+): ReservationResponse {
+  let typed: object;
   try {
     typed = plugins.get(r.resourceType).present(r);
   } catch {
@@ -59,8 +60,8 @@ const EVENT_ORDER = ['start_lease', 'before_end_lease', 'end_lease'];
 export function toLeaseWire(
   parts: LeaseParts,
   plugins: PluginRegistry,
-  extra: Map<string, JsonObject> = new Map(),
-): JsonObject {
+  extra: Map<string, object> = new Map(),
+): LeaseResponse {
   const { lease } = parts;
   const events = [...parts.events].sort(
     (a, b) => EVENT_ORDER.indexOf(a.eventType) - EVENT_ORDER.indexOf(b.eventType),
@@ -87,12 +88,12 @@ export async function describeAll(
   em: EntityManager,
   parts: LeaseParts[],
   plugins: PluginRegistry,
-): Promise<Map<string, JsonObject>> {
+): Promise<Map<string, object>> {
   const byType = new Map<string, Reservation[]>();
   for (const r of parts.flatMap((p) => p.reservations)) {
     byType.set(r.resourceType, [...(byType.get(r.resourceType) ?? []), r]);
   }
-  const out = new Map<string, JsonObject>();
+  const out = new Map<string, object>();
   for (const [type, reservations] of byType) {
     let plugin;
     try {

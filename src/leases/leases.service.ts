@@ -17,6 +17,7 @@ import type { EventType } from '../events/event-status.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
+import type { LeaseResponse } from './dto/lease.response.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
 import { claimKey, requestHash, storedReplay, storeResponse } from './idempotency.js';
@@ -25,7 +26,7 @@ import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeaseFilter, LeasesRepository } from './leases.repository.js';
 
-export type LeaseWire = JsonObject;
+export type LeaseWire = LeaseResponse;
 
 export interface CreateResult {
   lease: LeaseWire;

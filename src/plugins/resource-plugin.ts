@@ -93,14 +93,17 @@ export interface ResourcePlugin {
    */
   upkeep?(): Promise<void>;
 
-  /** Type-specific keys merged into the reservation's wire object. */
-  present(reservation: Reservation): JsonObject;
+  /**
+   * Type-specific keys merged into the reservation's wire object: a response class of
+   * the plugin's, which the OpenAPI document describes (the lease's reservation schemas).
+   */
+  present(reservation: Reservation): object;
 
   /**
    * More keys that need the database (e.g. claims), for many reservations in one go.
    * Optional; merged after `present`.
    */
-  describe?(em: EntityManager, reservations: Reservation[]): Promise<Map<string, JsonObject>>;
+  describe?(em: EntityManager, reservations: Reservation[]): Promise<Map<string, object>>;
 }
 
 /** Multi-provider token: every plugin provider registers under it. */

@@ -11,6 +11,8 @@ import { sql } from '../database/sql.js';
 import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
 import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
 import { isUuid } from '../common/ids.js';
+import type { AllocationResponse } from './dto/allocation.dto.js';
+import type { AvailabilityBody, CapacityBody } from './dto/capacity.dto.js';
 
 export interface AllocationFilter {
   lease_id?: string;
@@ -52,7 +54,7 @@ export class AllocationsService {
    * Blazar lists both). Without filters: current and
    * future ones; `lease_id` / `reservation_id` drop that bound; `start`/`end` set a window.
    */
-  async list(filter: AllocationFilter): Promise<JsonObject[]> {
+  async list(filter: AllocationFilter): Promise<AllocationResponse[]> {
     const now = this.clock.now();
     const leaseId = uuidOrNull('lease_id', filter.lease_id);
     const reservationId = uuidOrNull('reservation_id', filter.reservation_id);
@@ -92,14 +94,14 @@ export class AllocationsService {
     }));
   }
 
-  async forHost(hostId: string, filter: AllocationFilter): Promise<JsonObject> {
+  async forHost(hostId: string, filter: AllocationFilter): Promise<AllocationResponse> {
     const id = /^[0-9]{1,9}$/.test(hostId) ? Number(hostId) : null;
     const [allocation] = id === null ? [] : await this.list({ ...filter, host_id: id });
     if (allocation === undefined) throw new NotFound('host_id', hostId);
     return allocation;
   }
 
-  async capacity(query: Record<string, unknown>): Promise<JsonObject> {
+  async capacity(query: Record<string, unknown>): Promise<CapacityBody> {
     const now = this.clock.now();
     if (query.start === undefined || query.end === undefined) {
       throw new InvalidInput('start and end are required', 'MissingParameter');
@@ -129,7 +131,7 @@ export class AllocationsService {
     };
   }
 
-  async availability(query: Record<string, unknown>): Promise<JsonObject> {
+  async availability(query: Record<string, unknown>): Promise<AvailabilityBody> {
     const now = this.clock.now();
     const count = positive('count', query.count, 1, 100_000);
     const duration = parseDuration('duration', query.duration);

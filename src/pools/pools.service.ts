@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { EVACUATION, type Evacuation } from './evacuation.js';
 import { FREEPOOL } from './pool-sync.js';
 import { PoolsRepository } from './pools.repository.js';
+import type { PoolResponse } from './dto/pool.dto.js';
 
 const MOVABLE = ['shared', FREEPOOL] as const;
 
@@ -23,7 +23,7 @@ export class PoolsService {
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
   ) {}
 
-  async list(): Promise<JsonObject[]> {
+  async list(): Promise<PoolResponse[]> {
     const rows = await this.pools.list(this.dataSource.manager);
     return rows.map((r) => ({
       id: r.id,

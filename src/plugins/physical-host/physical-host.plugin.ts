@@ -14,6 +14,7 @@ import { PoolSync } from '../../pools/pool-sync.js';
 import type { ResourcePlugin, Window } from '../resource-plugin.js';
 import { asHostParams, HostParams, validateHostParams } from './host-params.js';
 import { HostMover } from './host-mover.js';
+import type { HostReservationFields } from './dto/host-reservation.response.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 
 export class NotEnoughHosts extends Conflict {
@@ -163,7 +164,7 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     await this.pools.endReservationPool(reservation.id, params.on_end);
   }
 
-  present(reservation: Reservation): JsonObject {
+  present(reservation: Reservation): HostReservationFields {
     const p = asHostParams(reservation.params);
     return {
       min: p.min,

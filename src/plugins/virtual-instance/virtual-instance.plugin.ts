@@ -22,6 +22,10 @@ import { Clock } from '../../common/clock.js';
 import type { FilterAnswer, SchedulingRequest } from '../../scheduler/scheduling.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { pickSlots, Placement } from './pick-slots.js';
+import type {
+  InstanceReservationDetails,
+  InstanceReservationFields,
+} from './dto/instance-reservation.response.js';
 
 /**
  * `virtual:instance`: slots of vcpus/memory_mb/disk_gb on hosts of the reservation pool,
@@ -214,7 +218,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     await this.pool.end(this.slotReservation(reservation, lease, params));
   }
 
-  present(reservation: Reservation): JsonObject {
+  present(reservation: Reservation): InstanceReservationFields {
     const p = asInstanceParams(reservation.params);
     return {
       vcpus: p.vcpus,
@@ -231,7 +235,10 @@ export class VirtualInstancePlugin implements ResourcePlugin {
   }
 
   /** The claims servers hold on the reservation's slots. */
-  async describe(em: EntityManager, reservations: Reservation[]): Promise<Map<string, JsonObject>> {
+  async describe(
+    em: EntityManager,
+    reservations: Reservation[],
+  ): Promise<Map<string, InstanceReservationDetails>> {
     const ids = reservations.map((r) => r.id);
     const { rows } = await sql<{
       reservation_id: string;
@@ -245,9 +252,8 @@ export class VirtualInstancePlugin implements ResourcePlugin {
         WHERE c.reservation_id = ANY($1::uuid[]) ORDER BY c.created_at, c.id`,
       [ids],
     );
-    const out = new Map<string, JsonObject>(ids.map((id) => [id, { claims: [] as JsonObject[] }]));
-    for (const { reservation_id, ...claim } of rows)
-      (out.get(reservation_id)?.claims as JsonObject[]).push(claim);
+    const out = new Map<string, InstanceReservationDetails>(ids.map((id) => [id, { claims: [] }]));
+    for (const { reservation_id, ...claim } of rows) out.get(reservation_id)?.claims.push(claim);
     return out;
   }
 

@@ -1,0 +1,102 @@
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiTimestamp, ApiWireDate } from '../../common/dto/wire-date.decorator.js';
+import { EVENT_STATUSES, EVENT_TYPES } from '../../events/event-status.js';
+import { HostReservationResponse } from '../../plugins/physical-host/dto/host-reservation.response.js';
+import { InstanceReservationResponse } from '../../plugins/virtual-instance/dto/instance-reservation.response.js';
+import type { ReservationResponse } from '../../reservations/dto/reservation.response.js';
+import { LEASE_STATUSES } from '../lease-status.js';
+
+export class LeaseEventResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  lease_id!: string;
+
+  @ApiProperty({ enum: EVENT_TYPES })
+  event_type!: (typeof EVENT_TYPES)[number];
+
+  @ApiWireDate()
+  time!: string;
+
+  @ApiProperty({ enum: EVENT_STATUSES })
+  status!: (typeof EVENT_STATUSES)[number];
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Why the last attempt failed, while it is retried (beyond Blazar)',
+  })
+  last_error!: string | null;
+
+  // formatTimestamp is typed for null dates too; a created_at is never null.
+  @ApiTimestamp()
+  created_at!: string | null;
+
+  @ApiTimestamp({ nullable: true })
+  updated_at!: string | null;
+}
+
+/** Blazar's lease object. */
+@ApiExtraModels(HostReservationResponse, InstanceReservationResponse)
+export class LeaseResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ maxLength: 255 })
+  name!: string;
+
+  @ApiWireDate()
+  start_date!: string;
+
+  @ApiWireDate()
+  end_date!: string;
+
+  @ApiProperty({ enum: LEASE_STATUSES })
+  status!: (typeof LEASE_STATUSES)[number];
+
+  @ApiProperty({ description: 'A reservation misses resources healing could not replace' })
+  degraded!: boolean;
+
+  @ApiProperty()
+  user_id!: string;
+
+  @ApiProperty()
+  project_id!: string;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'The Keystone trust, if any' })
+  trust_id!: string | null;
+
+  // formatTimestamp is typed for null dates too; a created_at is never null.
+  @ApiTimestamp()
+  created_at!: string | null;
+
+  @ApiTimestamp({ nullable: true })
+  updated_at!: string | null;
+
+  @ApiProperty({
+    type: 'array',
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(HostReservationResponse) },
+        { $ref: getSchemaPath(InstanceReservationResponse) },
+      ],
+      discriminator: { propertyName: 'resource_type' },
+    },
+    description: 'One schema per resource type, told apart by resource_type',
+  })
+  reservations!: ReservationResponse[];
+
+  @ApiProperty({ type: [LeaseEventResponse] })
+  events!: LeaseEventResponse[];
+}
+
+export class LeaseBody {
+  @ApiProperty({ type: LeaseResponse })
+  lease!: LeaseResponse;
+}
+
+export class LeaseListBody {
+  @ApiProperty({ type: [LeaseResponse] })
+  leases!: LeaseResponse[];
+}

@@ -1,0 +1,46 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { AggregateKind } from '../pools.repository.js';
+
+export const POOL_KINDS = [
+  'freepool',
+  'shared',
+  'recycle',
+  'reservation',
+  'instance',
+  'topology',
+] as const satisfies readonly AggregateKind[];
+
+/** A pool or topology aggregate, as Climate records it. */
+export class PoolResponse {
+  @ApiProperty({ type: 'integer' })
+  id!: number;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty({ enum: POOL_KINDS })
+  kind!: (typeof POOL_KINDS)[number];
+
+  @ApiProperty({ type: 'string', nullable: true })
+  availability_zone!: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } })
+  metadata!: Record<string, string>;
+
+  @ApiProperty({ type: [String], description: 'Host names, sorted' })
+  hosts!: string[];
+}
+
+export class PoolListBody {
+  @ApiProperty({ type: [PoolResponse] })
+  pools!: PoolResponse[];
+}
+
+/** PUT /v1/os-hosts/{id}/pool body (checked by hand). */
+export class PoolMoveRequest {
+  @ApiProperty({
+    enum: ['shared', 'freepool'],
+    description: 'shared: out of the reservation pool (its allocations move); freepool: back in',
+  })
+  pool!: 'shared' | 'freepool';
+}
