@@ -11,16 +11,34 @@ import {
   Query,
   Res,
 } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
+import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { checkKey } from './idempotency.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
+import { LeaseBody, LeaseListBody } from './dto/lease.response.js';
 import { ListLeasesQuery } from './dto/list-leases.query.js';
 import { LeaseDeleter } from './lease-deleter.js';
 import { LeasesService } from './leases.service.js';
 
 const etag = (version: number) => `"${version}"`;
+
+const ETAG = {
+  ETag: { description: "The lease's version, for If-Match", schema: { type: 'string' } },
+};
+const IF_MATCH = {
+  name: 'If-Match',
+  required: false,
+  description: 'Refuse (412) unless the lease is still at this version (its ETag)',
+};
 
 @Controller('v1/leases')
 export class LeasesController {
@@ -31,6 +49,10 @@ export class LeasesController {
 
   /** Streamed a page at a time: a list of every lease stays in bounded memory. */
   @Get()
+  @ApiOperation({ summary: 'List the leases the caller may see' })
+  // Written by hand (streamed), so the schema is declared here.
+  @ApiOkResponse({ type: LeaseListBody })
+  @ApiErrors(400, 401, 404, 503)
   async list(
     @Caller() caller: Identity,
     @Query() query: ListLeasesQuery,
@@ -64,6 +86,23 @@ export class LeasesController {
 
   @Post()
   @HttpCode(201)
+  @ApiOperation({ summary: 'Create a lease and reserve its resources' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'A retry with the same key and body answers the first lease again (24 h)',
+  })
+  @ApiCreatedResponse({
+    type: LeaseBody,
+    headers: {
+      ...ETAG,
+      'Idempotent-Replayed': {
+        description: '"true" when this answers an earlier request with the same key',
+        schema: { type: 'string', enum: ['true'] },
+      },
+    },
+  })
+  @ApiErrors(400, 401, 409, 503)
   async create(
     @Caller() caller: Identity,
     @Body() body: CreateLeaseDto,
@@ -78,6 +117,9 @@ export class LeasesController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'Show a lease' })
+  @ApiOkResponse({ type: LeaseBody, headers: ETAG })
+  @ApiErrors(401, 404, 503)
   async get(
     @Caller() caller: Identity,
     @Param('id') id: string,
@@ -89,6 +131,10 @@ export class LeasesController {
   }
 
   @Put(':id')
+  @ApiOperation({ summary: 'Update a lease: name, dates, reservation parameters' })
+  @ApiHeader(IF_MATCH)
+  @ApiOkResponse({ type: LeaseBody, headers: ETAG })
+  @ApiErrors(400, 401, 404, 409, 412, 503)
   async update(
     @Caller() caller: Identity,
     @Param('id') id: string,
@@ -103,6 +149,10 @@ export class LeasesController {
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a lease; what its reservations hold goes back first' })
+  @ApiHeader(IF_MATCH)
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(401, 404, 409, 412, 503)
   async remove(
     @Caller() caller: Identity,
     @Param('id') id: string,

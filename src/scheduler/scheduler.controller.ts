@@ -1,8 +1,11 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
 import { requireAdmin } from '../common/auth/policy.js';
+import { ApiErrors } from '../common/dto/api-errors.decorator.js';
+import { FilterRequestBody, FilterResponse } from './dto/filter.dto.js';
 import { ReservedBoot, wantsReservation } from './reserved-boot.js';
 import { FilterRequest, SchedulerFilterService } from './scheduler-filter.service.js';
 
@@ -16,6 +19,11 @@ export class SchedulerController {
 
   @Post('scheduler/filter')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Which hosts a boot may use (asked by the Nova filter)' })
+  @ApiBody({ type: FilterRequestBody })
+  // Written by hand (cached bytes), so the schema is declared here.
+  @ApiOkResponse({ type: FilterResponse })
+  @ApiErrors(400, 401, 403, 409, 503)
   async run(@Caller() caller: Identity, @Body() body: FilterRequest, @Res() res: Response) {
     requireAdmin(caller, 'climate:scheduler:filter');
     const request = body ?? {};

@@ -9,7 +9,11 @@ import {
   ValidateBy,
   type ValidationOptions,
 } from 'class-validator';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { INPUT_DATE_FORMATS } from '../../common/dto/wire-date.decorator.js';
 import { characters } from '../../common/storable.js';
+import { HostReservationRequest } from '../../plugins/physical-host/dto/host-reservation.request.js';
+import { InstanceReservationRequest } from '../../plugins/virtual-instance/dto/instance-reservation.request.js';
 
 const missing = (name: string) => ({ message: `Missing parameter ${name}` });
 
@@ -28,28 +32,62 @@ function MaxChars(max: number, options: ValidationOptions): PropertyDecorator {
   );
 }
 
+const INPUT_DATE = {
+  type: 'string',
+  description: INPUT_DATE_FORMATS,
+  example: '2030-01-01 12:00',
+} as const;
+
+const NAME = { maxLength: 255, minLength: 1, description: 'At most 255 characters' } as const;
+
 /** POST /v1/leases. Dates stay raw here: parseInputDate gives Blazar's messages. */
+@ApiExtraModels(HostReservationRequest, InstanceReservationRequest)
 export class CreateLeaseDto {
+  @ApiProperty(NAME)
   @IsDefined(missing('name'))
   @IsString({ message: 'name must be a string' })
   @MinLength(1, { message: 'name must not be empty' })
   @MaxChars(255, { message: 'name must be at most 255 characters' })
   name!: string;
 
+  @ApiProperty(INPUT_DATE)
   @IsDefined(missing('start_date'))
   start_date!: unknown;
 
+  @ApiProperty(INPUT_DATE)
   @IsDefined(missing('end_date'))
   end_date!: unknown;
 
+  @ApiPropertyOptional({
+    ...INPUT_DATE,
+    description: `When the before_end action runs; by default MINUTES_BEFORE_END_LEASE before the end. ${INPUT_DATE.description}`,
+  })
   @IsOptional()
   before_end_date?: unknown;
 
+  @ApiPropertyOptional({
+    type: 'array',
+    items: {
+      oneOf: [
+        { $ref: getSchemaPath(HostReservationRequest) },
+        { $ref: getSchemaPath(InstanceReservationRequest) },
+      ],
+      discriminator: { propertyName: 'resource_type' },
+    },
+    description: 'One per resource; each resource type has its own parameters',
+  })
   @IsOptional()
   @IsArray({ message: 'reservations must be a list' })
   @IsObject({ each: true, message: 'each reservation must be an object' })
   reservations?: Record<string, unknown>[];
 
+  @ApiPropertyOptional({
+    type: 'array',
+    nullable: true,
+    maxItems: 0,
+    items: {},
+    description: 'User-defined events are not supported: absent, null or empty',
+  })
   // Blazar's manager does `lease_values.pop("events", [])` and appends to it, so a null
   // list fails there with a 500; null here means what an absent list means: no events.
   @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value))
@@ -60,21 +98,38 @@ export class CreateLeaseDto {
 
 /** PUT /v1/leases/{id}: every field optional. */
 export class UpdateLeaseDto {
+  @ApiPropertyOptional(NAME)
   @IsOptional()
   @IsString({ message: 'name must be a string' })
   @MinLength(1, { message: 'name must not be empty' })
   @MaxChars(255, { message: 'name must be at most 255 characters' })
   name?: string;
 
+  @ApiPropertyOptional({
+    ...INPUT_DATE,
+    description: `Only before the lease starts. ${INPUT_DATE.description}`,
+  })
   @IsOptional()
   start_date?: unknown;
 
+  @ApiPropertyOptional(INPUT_DATE)
   @IsOptional()
   end_date?: unknown;
 
+  @ApiPropertyOptional(INPUT_DATE)
   @IsOptional()
   before_end_date?: unknown;
 
+  @ApiPropertyOptional({
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['id'],
+      properties: { id: { type: 'string', format: 'uuid' } },
+      additionalProperties: true,
+    },
+    description: "Changes to reservations by id: the parameters of the reservation's type",
+  })
   @IsOptional()
   @IsArray({ message: 'reservations must be a list' })
   @IsObject({ each: true, message: 'each reservation must be an object' })

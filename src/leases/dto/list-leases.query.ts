@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { LEASE_STATUSES } from '../lease-status.js';
@@ -6,6 +7,12 @@ export const SORT_KEYS = ['created_at', 'name', 'start_date', 'end_date', 'statu
 
 /** GET /v1/leases query: filters, keyset paging and sort. */
 export class ListLeasesQuery {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    description: 'At most this many leases; without it, every lease',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number' })
@@ -13,19 +20,27 @@ export class ListLeasesQuery {
   @Max(1000, { message: 'limit must be at most 1000' })
   limit?: number;
 
+  @ApiPropertyOptional({ format: 'uuid', description: 'Leases after this one, in the sort order' })
   @IsOptional()
   @IsUUID('all', { message: 'marker must be a lease id' })
   marker?: string;
 
+  @ApiPropertyOptional({ enum: LEASE_STATUSES })
   @IsOptional()
   @IsIn(LEASE_STATUSES, { message: `status must be one of ${LEASE_STATUSES.join(', ')}` })
   status?: string;
 
   /** `key` or `key:asc|desc`. */
+  @ApiPropertyOptional({
+    pattern: `^(${SORT_KEYS.join('|')})(:(asc|desc))?$`,
+    default: 'created_at',
+    example: 'start_date:desc',
+  })
   @IsOptional()
   @IsString()
   sort?: string;
 
+  @ApiPropertyOptional({ description: "An admin's filter; others see their own project only" })
   @IsOptional()
   @IsString()
   project_id?: string;

@@ -1,8 +1,11 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOperation } from '@nestjs/swagger';
 import { Caller } from '../../common/auth/caller.decorator.js';
 import type { Identity } from '../../common/auth/identity.js';
+import { ApiErrors } from '../../common/dto/api-errors.decorator.js';
 import { InvalidInput } from '../../common/errors.js';
 import { ClaimsService } from './claims.service.js';
+import { ClaimBody, ClaimRequest } from './dto/claim.dto.js';
 
 /** Claims of instance slots by servers being scheduled into a reservation. */
 @Controller('v1')
@@ -11,6 +14,10 @@ export class ClaimsController {
 
   @Post('reservations/:id/claims')
   @HttpCode(201)
+  @ApiOperation({ summary: 'Claim a slot of an active instance reservation for a server' })
+  @ApiBody({ type: ClaimRequest })
+  @ApiCreatedResponse({ type: ClaimBody })
+  @ApiErrors(400, 401, 404, 409, 503)
   async claim(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidInput('The body must be a JSON object');
@@ -20,6 +27,9 @@ export class ClaimsController {
 
   @Delete('claims/:id')
   @HttpCode(204)
+  @ApiOperation({ summary: "Release a server's claim on a slot" })
+  @ApiNoContentResponse({ description: 'Released' })
+  @ApiErrors(401, 404, 409, 503)
   async release(@Caller() caller: Identity, @Param('id') id: string): Promise<void> {
     await this.claims.release(caller, id);
   }
