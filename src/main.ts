@@ -1,28 +1,29 @@
 import 'reflect-metadata';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config/config.js';
-import { DataDirLocked } from './database/data-dir-lock.js';
+import { JsonLogger } from './common/json-logger.js';
+import { loadConfig, type Config } from './config/config.js';
+import { OpsPortError } from './observability/ops-server.js';
+import { serve } from './observability/serve.js';
+import { explainStartupError } from './startup-error.js';
+
+let config: Config | null = null;
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
-  const app = await buildApp(config);
-  app.enableShutdownHooks();
-  if (config.role === 'manager') {
-    await app.init();
-    return;
-  }
-  await app.listen(config.port, config.host);
+  config = loadConfig(process.env);
+  const logger = new JsonLogger(config.logLevel);
+  const app = await buildApp(config, { logger });
+  // process.exit after the shutdown hooks (not a re-raised signal), so the stop line is
+  // written and the exit code is 0 for an orderly stop.
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
+  await serve(app, config);
+  process.once('exit', (code) =>
+    logger.log({ msg: 'climate stopped', exit_code: code }, 'climate'),
+  );
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirLocked) {
-    process.stderr.write(`${error.message}\n`);
-  } else {
-    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`Climate could not start: ${message}\n`);
-    process.stderr.write(
-      'Check DATABASE_URL (or the ./data directory when it is unset) and try again.\n',
-    );
-  }
+  const message =
+    error instanceof OpsPortError ? error.message : explainStartupError(error, config);
+  process.stderr.write(`${message}\n`);
   process.exit(1);
 });

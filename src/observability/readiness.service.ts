@@ -49,7 +49,15 @@ export function publicReason(error: unknown): string {
   return typeof e?.status === 'number' ? `failed (${e.status})` : 'failed';
 }
 
-class ProbeFailed extends Error {}
+class ProbeFailed extends Error {
+  /** Expected for now (a manager that has not polled yet): not worth a warning. */
+  constructor(
+    message: string,
+    readonly quiet = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * The readiness checks: the database answers in DATABASE_CONNECT_TIMEOUT_MS; Keystone,
@@ -84,13 +92,13 @@ export class ReadinessChecks {
     if (this.config.role !== 'api') {
       checks.push(
         this.check('manager', dbTimeout, async () => {
-          const problem = managerProblem(
-            this.config.managerTimer ? this.pulse.snapshot() : null,
-            await database,
-            performance.now(),
-            this.staleAfterMs(),
-          );
-          if (problem !== null) throw new ProbeFailed(problem);
+          const pulse = this.config.managerTimer ? this.pulse.snapshot() : null;
+          const now = performance.now();
+          const problem = managerProblem(pulse, await database, now, this.staleAfterMs());
+          if (problem === null) return;
+          const starting =
+            pulse?.lastPoll === null && now - (pulse.startedAt ?? now) <= this.staleAfterMs();
+          throw new ProbeFailed(problem, starting);
         }),
       );
     }
@@ -150,10 +158,11 @@ export class ReadinessChecks {
             if (this.down.delete(key)) this.logger.log({ msg: `${key} ready again` });
           } catch (error) {
             const reason = error instanceof ProbeFailed ? error.message : publicReason(error);
-            if (!this.down.has(key)) {
+            const quiet = error instanceof ProbeFailed && error.quiet;
+            if (!quiet && !this.down.has(key)) {
               this.logger.warn({ msg: `not ready: ${key}`, reason: errorMessage(error) });
+              this.down.add(key);
             }
-            this.down.add(key);
             throw new ProbeFailed(reason);
           }
         })
