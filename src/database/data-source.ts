@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
@@ -20,11 +21,15 @@ function baseOptions(): Pick<DataSourceOptions, 'entities' | 'migrations' | 'syn
   return { entities: ENTITIES, migrations: MIGRATIONS, synchronize: false };
 }
 
+/** Tells what a slow step is doing before it starts (a first start is long). */
+export type Progress = (message: string) => void;
+
 /** PostgreSQL when a URL is given; else embedded PGlite in `dataDir` (one session). */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> &
     Partial<Pick<Config, 'databaseConnectTimeoutMs'>>,
   poolSize = 10,
+  progress: Progress = () => undefined,
 ): Promise<Database> {
   if (config.databaseUrl !== null) {
     const dataSource = new DataSource({
@@ -45,6 +50,12 @@ export async function openDatabase(
   const lock = lockDataDir(config.dataDir);
   let pglite: PGlite | undefined;
   try {
+    if (!existsSync(join(config.dataDir, 'PG_VERSION'))) {
+      progress(
+        `creating the embedded database in ${config.dataDir}: the first start takes ` +
+          'ten to twenty seconds',
+      );
+    }
     pglite = await PGlite.create(config.dataDir, { extensions: { btree_gist } });
     const pg = createPgConfig(pglite);
     const dataSource = new DataSource({
@@ -95,7 +106,14 @@ export async function withMigrationLock<T>(
 }
 
 /** Runs pending migrations; returns the names of those it applied. */
-export async function migrate(dataSource: DataSource): Promise<string[]> {
-  const done = await withMigrationLock(dataSource, (e) => e.executePendingMigrations());
+export async function migrate(
+  dataSource: DataSource,
+  progress: Progress = () => undefined,
+): Promise<string[]> {
+  const done = await withMigrationLock(dataSource, async (executor) => {
+    const pending = await executor.getPendingMigrations();
+    if (pending.length > 0) progress(`applying ${pending.length} database migration(s)`);
+    return executor.executePendingMigrations();
+  });
   return done.map((m) => m.name);
 }
