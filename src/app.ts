@@ -6,6 +6,7 @@ import { Clock, SystemClock } from './common/clock.js';
 import { httpMiddleware, requestIds } from './common/http-middleware.js';
 import { InputGuard } from './common/input-guard.js';
 import { JsonLogger } from './common/json-logger.js';
+import { setupOpenApi } from './common/openapi.js';
 import type { Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
@@ -64,5 +65,6 @@ export async function buildApp(
   app.use(accessLog(app.get(Metrics), logger === false ? null : logger));
   app.use(httpMiddleware);
   app.useGlobalGuards(new InputGuard());
+  setupOpenApi(app);
   return app;
 }

@@ -68,6 +68,7 @@ export class CreateLeaseDto {
   @ApiPropertyOptional({
     type: 'array',
     items: {
+      type: 'object',
       oneOf: [
         { $ref: getSchemaPath(HostReservationRequest) },
         { $ref: getSchemaPath(InstanceReservationRequest) },

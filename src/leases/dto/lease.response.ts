@@ -77,6 +77,7 @@ export class LeaseResponse {
   @ApiProperty({
     type: 'array',
     items: {
+      type: 'object',
       oneOf: [
         { $ref: getSchemaPath(HostReservationResponse) },
         { $ref: getSchemaPath(InstanceReservationResponse) },
