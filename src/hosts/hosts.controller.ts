@@ -69,7 +69,7 @@ export class HostsController {
 
   @Get()
   @ApiOperation({ summary: 'List the hosts' })
-  @ApiOkResponse({ type: HostListBody })
+  @ApiOkResponse({ type: HostListBody, description: 'The hosts' })
   @ApiErrors(401, 403, 503)
   async list(@Caller() caller: Identity) {
     requireAdmin(caller, 'blazar:oshosts:get');
@@ -80,7 +80,7 @@ export class HostsController {
   @HttpCode(201)
   @ApiOperation({ summary: 'Register a host; it joins the freepool' })
   @ApiBody({ type: HostCreateRequest })
-  @ApiCreatedResponse({ type: HostBody })
+  @ApiCreatedResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 409, 503)
   async create(@Caller() caller: Identity, @Body() body: unknown) {
     requireAdmin(caller, 'blazar:oshosts:post');
@@ -90,7 +90,7 @@ export class HostsController {
   @Get('properties')
   @ApiOperation({ summary: 'List the extra-capability names hosts have' })
   @ApiQuery({ type: HostPropertiesQuery })
-  @ApiOkResponse({ type: HostPropertyListBody })
+  @ApiOkResponse({ type: HostPropertyListBody, description: 'The names' })
   @ApiErrors(401, 403, 503)
   async listProperties(@Caller() caller: Identity, @Query() query: Params) {
     requireAdmin(caller, 'blazar:oshosts:get_resource_properties');
@@ -100,7 +100,7 @@ export class HostsController {
   @Patch('properties/:name')
   @ApiOperation({ summary: 'Make an extra-capability name private or public' })
   @ApiBody({ type: HostPropertyUpdateRequest })
-  @ApiOkResponse({ type: HostPropertyBody })
+  @ApiOkResponse({ type: HostPropertyBody, description: 'The property' })
   @ApiErrors(400, 401, 403, 404, 503)
   async updateProperty(
     @Caller() caller: Identity,
@@ -119,7 +119,7 @@ export class HostsController {
   @Get('allocations')
   @ApiOperation({ summary: 'List every host with the reservations on it' })
   @ApiQuery({ type: AllocationsQuery })
-  @ApiOkResponse({ type: AllocationListBody })
+  @ApiOkResponse({ type: AllocationListBody, description: 'The allocations' })
   @ApiErrors(400, 401, 403, 503)
   async listAllocations(@Caller() caller: Identity, @Query() query: Params) {
     requireAdmin(caller, 'blazar:oshosts:get_allocations');
@@ -129,7 +129,7 @@ export class HostsController {
   @Get('capacity')
   @ApiOperation({ summary: 'Plan: matching hosts, reserved and free, step by step' })
   @ApiQuery({ type: CapacityQuery })
-  @ApiOkResponse({ type: CapacityBody })
+  @ApiOkResponse({ type: CapacityBody, description: 'The plan' })
   @ApiErrors(400, 401, 403, 503)
   async capacity(@Caller() caller: Identity, @Query() query: Params) {
     requireAdmin(caller, 'blazar:oshosts:get_allocations');
@@ -139,7 +139,7 @@ export class HostsController {
   @Get('availability')
   @ApiOperation({ summary: 'The earliest windows with enough free matching hosts' })
   @ApiQuery({ type: AvailabilityQuery })
-  @ApiOkResponse({ type: AvailabilityBody })
+  @ApiOkResponse({ type: AvailabilityBody, description: 'The windows, earliest first' })
   @ApiErrors(400, 401, 403, 503)
   async availability(@Caller() caller: Identity, @Query() query: Params) {
     requireAdmin(caller, 'blazar:oshosts:get_allocations');
@@ -148,7 +148,7 @@ export class HostsController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Show a host' })
-  @ApiOkResponse({ type: HostBody })
+  @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(401, 403, 404, 503)
   async get(@Caller() caller: Identity, @Param('id') id: string) {
     requireAdmin(caller, 'blazar:oshosts:get');
@@ -158,7 +158,7 @@ export class HostsController {
   @Put(':id')
   @ApiOperation({ summary: 'Update a host: capabilities, inventory, reservable' })
   @ApiBody({ type: HostUpdateRequest })
-  @ApiOkResponse({ type: HostBody })
+  @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
   async update(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     requireAdmin(caller, 'blazar:oshosts:put');
@@ -178,7 +178,7 @@ export class HostsController {
   @Get(':id/allocation')
   @ApiOperation({ summary: "Show a host's reservations" })
   @ApiQuery({ type: AllocationsQuery })
-  @ApiOkResponse({ type: AllocationBody })
+  @ApiOkResponse({ type: AllocationBody, description: 'The allocation' })
   @ApiErrors(400, 401, 403, 404, 503)
   async allocation(@Caller() caller: Identity, @Param('id') id: string, @Query() query: Params) {
     requireAdmin(caller, 'blazar:oshosts:get_allocations');
@@ -188,7 +188,7 @@ export class HostsController {
   @Put(':id/pool')
   @ApiOperation({ summary: 'Move a host to the shared pool or back to the freepool' })
   @ApiBody({ type: PoolMoveRequest })
-  @ApiOkResponse({ type: HostBody })
+  @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
   async move(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     requireAdmin(caller, 'blazar:oshosts:put');

@@ -51,7 +51,7 @@ export class LeasesController {
   @Get()
   @ApiOperation({ summary: 'List the leases the caller may see' })
   // Written by hand (streamed), so the schema is declared here.
-  @ApiOkResponse({ type: LeaseListBody })
+  @ApiOkResponse({ type: LeaseListBody, description: 'The leases' })
   @ApiErrors(400, 401, 404, 503)
   async list(
     @Caller() caller: Identity,
@@ -94,6 +94,7 @@ export class LeasesController {
   })
   @ApiCreatedResponse({
     type: LeaseBody,
+    description: 'The lease, its reservations and events',
     headers: {
       ...ETAG,
       'Idempotent-Replayed': {
@@ -118,7 +119,7 @@ export class LeasesController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Show a lease' })
-  @ApiOkResponse({ type: LeaseBody, headers: ETAG })
+  @ApiOkResponse({ type: LeaseBody, headers: ETAG, description: 'The lease' })
   @ApiErrors(401, 404, 503)
   async get(
     @Caller() caller: Identity,
@@ -133,7 +134,7 @@ export class LeasesController {
   @Put(':id')
   @ApiOperation({ summary: 'Update a lease: name, dates, reservation parameters' })
   @ApiHeader(IF_MATCH)
-  @ApiOkResponse({ type: LeaseBody, headers: ETAG })
+  @ApiOkResponse({ type: LeaseBody, headers: ETAG, description: 'The lease' })
   @ApiErrors(400, 401, 404, 409, 412, 503)
   async update(
     @Caller() caller: Identity,

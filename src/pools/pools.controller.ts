@@ -13,7 +13,7 @@ export class PoolsController {
 
   @Get('pools')
   @ApiOperation({ summary: 'List the pools and topology aggregates with their hosts' })
-  @ApiOkResponse({ type: PoolListBody })
+  @ApiOkResponse({ type: PoolListBody, description: 'The pools' })
   @ApiErrors(401, 403, 503)
   async list(@Caller() caller: Identity) {
     requireAdmin(caller, 'climate:pools:get');

@@ -22,7 +22,7 @@ export class SchedulerController {
   @ApiOperation({ summary: 'Which hosts a boot may use (asked by the Nova filter)' })
   @ApiBody({ type: FilterRequestBody })
   // Written by hand (cached bytes), so the schema is declared here.
-  @ApiOkResponse({ type: FilterResponse })
+  @ApiOkResponse({ type: FilterResponse, description: 'The verdict per host' })
   @ApiErrors(400, 401, 403, 409, 503)
   async run(@Caller() caller: Identity, @Body() body: FilterRequest, @Res() res: Response) {
     requireAdmin(caller, 'climate:scheduler:filter');

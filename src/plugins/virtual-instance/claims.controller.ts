@@ -16,7 +16,7 @@ export class ClaimsController {
   @HttpCode(201)
   @ApiOperation({ summary: 'Claim a slot of an active instance reservation for a server' })
   @ApiBody({ type: ClaimRequest })
-  @ApiCreatedResponse({ type: ClaimBody })
+  @ApiCreatedResponse({ type: ClaimBody, description: 'The claim' })
   @ApiErrors(400, 401, 404, 409, 503)
   async claim(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
