@@ -31,6 +31,8 @@ function isPoolStats(value: unknown): value is PoolStats {
 export class MetricsService {
   private readonly logger = new Logger('metrics');
   private readonly reads = new SingleFlight<void>();
+  /** Whether the last scrape skipped the database gauges: logged on change, not each time. */
+  private skipping = false;
 
   constructor(
     private readonly metrics: Metrics,
@@ -57,9 +59,14 @@ export class MetricsService {
         'metrics from the database',
       );
       fromDatabase = await this.metrics.databaseRegistry.metrics();
+      if (this.skipping) this.logger.log({ msg: 'database gauges are back in the metrics' });
+      this.skipping = false;
     } catch (error) {
       this.metrics.collectErrors.inc();
-      this.logger.warn({ msg: 'database gauges skipped', reason: errorMessage(error) });
+      if (!this.skipping) {
+        this.logger.warn({ msg: 'database gauges skipped', reason: errorMessage(error) });
+      }
+      this.skipping = true;
     }
     return (await this.metrics.registry.metrics()) + fromDatabase;
   }
