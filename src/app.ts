@@ -26,17 +26,20 @@ export async function buildApp(
   config: Config,
   options: BuildOptions = {},
 ): Promise<INestApplication> {
-  const database = await openDatabase(config);
+  const logger = options.logger ?? new JsonLogger(config.logLevel);
+  const progress = (msg: string) => {
+    if (logger !== false) logger.log({ msg }, 'climate');
+  };
+  const database = await openDatabase(config, undefined, progress);
   let migrationsApplied: string[];
   try {
-    migrationsApplied = await migrate(database.dataSource);
+    migrationsApplied = await migrate(database.dataSource, progress);
   } catch (error) {
     await database.close();
     throw error;
   }
   const clock = options.clock ?? new SystemClock();
   const plugins = options.plugins ?? [];
-  const logger = options.logger ?? new JsonLogger(config.logLevel);
   let app: NestExpressApplication;
   try {
     app = await NestFactory.create<NestExpressApplication>(

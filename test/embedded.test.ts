@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
@@ -7,6 +7,7 @@ import type TestAgent from 'supertest/lib/agent.js';
 import { DataSource } from 'typeorm';
 import { buildApp } from '../src/app.js';
 import { FakeClock } from '../src/common/clock.js';
+import { JsonLogger } from '../src/common/json-logger.js';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { migrate } from '../src/database/data-source.js';
 import { MIGRATIONS } from '../src/database/entities.js';
@@ -37,8 +38,13 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     resource_properties: '',
   });
 
-  async function boot(): Promise<void> {
-    app = await buildApp(config, { clock, plugins: [], logger: false });
+  /** What the app logged, one message per line. */
+  let logged: string[] = [];
+
+  async function boot(dir = dataDir): Promise<void> {
+    logged = [];
+    const logger = new JsonLogger('info', (line) => logged.push(JSON.parse(line).msg));
+    app = await buildApp({ ...config, dataDir: dir }, { clock, plugins: [], logger });
     await app.init();
     http = request(app.getHttpServer());
   }
@@ -80,6 +86,11 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     expect(config.databaseUrl).toBeNull();
     await boot();
     expect(readdirSync(dataDir).length).toBeGreaterThan(0);
+    // The long first start says what it does before doing it.
+    expect(logged.slice(0, 2)).toEqual([
+      `creating the embedded database in ${dataDir}: the first start takes ten to twenty seconds`,
+      `applying ${MIGRATIONS.length} database migration(s)`,
+    ]);
     const before = await migrationRows();
     expect(before.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => new m().name));
 
@@ -112,6 +123,7 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     await shutdown();
 
     await boot();
+    expect(logged.filter((m) => /creating|migration/.test(m))).toEqual([]);
     // buildApp ran migrate() on start-up; nothing was pending and nothing was redone.
     expect(await migrate((app as INestApplication).get(DataSource))).toEqual([]);
     expect(await migrationRows()).toEqual(before);
@@ -126,6 +138,19 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     const ended = (await http.get(`/v1/leases/${id}`).expect(200)).body.lease;
     expect(ended.status).toBe('TERMINATED');
     expect(ended.events.map((e: { status: string }) => e.status)).toEqual(['DONE', 'DONE', 'DONE']);
+
+    // The operations guide's backup: a copy of the stopped process's directory starts
+    // with everything in it.
+    await shutdown();
+    const copy = mkdtempSync(join(tmpdir(), 'climate-embedded-copy-'));
+    try {
+      cpSync(dataDir, copy, { recursive: true });
+      await boot(copy);
+      expect((await http.get(`/v1/leases/${id}`).expect(200)).body.lease).toEqual(ended);
+      await shutdown();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('should leave nothing behind when a create fails on PGlite', async () => {
