@@ -10,9 +10,17 @@ import {
   ServiceUnavailableException,
   UseFilters,
 } from '@nestjs/common';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiSecurity,
+  ApiServiceUnavailableResponse,
+} from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../common/auth/auth.guard.js';
+import { ApiErrors } from '../common/dto/api-errors.decorator.js';
+import { HealthResponse } from './health.response.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { MetricsService } from './metrics.service.js';
@@ -32,6 +40,7 @@ class HealthCheckFailed implements ExceptionFilter {
  */
 @Controller()
 @Public()
+@ApiSecurity({})
 @UseFilters(HealthCheckFailed)
 export class HealthController {
   constructor(
@@ -45,6 +54,9 @@ export class HealthController {
   /** Alive and serving. Nothing outside the process: a database outage is for /readyz. */
   @Get('healthz')
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Liveness: the process serves (a database outage is not its concern)' })
+  @ApiOkResponse({ type: HealthResponse, description: 'Alive' })
+  @ApiErrors()
   liveness() {
     return this.health.check([
       () => this.indicator.check('process').up({ role: this.config.role }),
@@ -54,11 +66,23 @@ export class HealthController {
   /** Can do its work now: the database, the OpenStack services in use, the manager. */
   @Get('readyz')
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Readiness: the database, Keystone, Nova and Placement in use, and the manager',
+  })
+  @ApiOkResponse({ type: HealthResponse, description: 'Every check passed' })
+  @ApiServiceUnavailableResponse({ type: HealthResponse, description: 'A check failed' })
+  @ApiErrors()
   readiness() {
     return this.health.check(this.checks.indicators());
   }
 
   @Get('metrics')
+  @ApiOperation({ summary: "Prometheus metrics, in Prometheus' text format" })
+  @ApiOkResponse({
+    description: 'The metrics',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  })
+  @ApiErrors()
   async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
     const body = await this.metrics.scrape();
     res.setHeader('Content-Type', this.metrics.contentType);
