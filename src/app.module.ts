@@ -80,13 +80,20 @@ export const validationPipe = new ValidationPipe({
   transform: true,
   whitelist: true,
   forbidNonWhitelisted: true,
-  exceptionFactory: (errors) =>
-    new InvalidInput(
-      errors
-        .flatMap((e) => Object.values(e.constraints ?? {}))
-        .map((m) => m.replace(/^property (\S+) should not exist$/, 'Unknown parameter $1'))
-        .join('; '),
-    ),
+  exceptionFactory: (errors) => {
+    const messages = errors
+      // A missing parameter is said once, without what its absent value is not.
+      .flatMap((e) => {
+        const constraints = e.constraints ?? {};
+        return constraints.isDefined !== undefined
+          ? [constraints.isDefined]
+          : Object.values(constraints);
+      })
+      .map((m) => m.replace(/^property (\S+) should not exist$/, 'Unknown parameter $1'));
+    // Only missing parameters: named as MissingParameter raises elsewhere are.
+    const missing = messages.every((m) => m.startsWith('Missing parameter '));
+    return new InvalidInput(messages.join('; '), missing ? 'MissingParameter' : 'InvalidInput');
+  },
 });
 
 /** Closes the database after everything else has shut down. */

@@ -167,6 +167,8 @@ describe('/v1/leases', () => {
     expect(res.body.error_message).toContain(message);
     expect(typeof res.body.error_name).toBe('string');
     expect(await rows()).toEqual(before);
+    if (message.startsWith('Missing parameter'))
+      expect(res.body.error_name).toBe('MissingParameter');
   });
 
   it('should refuse a malformed JSON body with 400', async () => {
