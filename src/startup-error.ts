@@ -1,6 +1,7 @@
 import { ConfigError, type Config } from './config/config.js';
 import { DataDirLocked } from './database/data-dir-lock.js';
 import { PluginConfigurationError } from './plugins/plugin-registry.js';
+import { listenProblem } from './common/listen-problem.js';
 
 interface SystemError {
   code?: unknown;
@@ -43,15 +44,15 @@ export function explainStartupError(error: unknown, config: Config | null): stri
   const e = (typeof error === 'object' && error !== null ? error : {}) as SystemError;
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : String(error);
-  if (config !== null && (code === 'EADDRINUSE' || code === 'EACCES') && /listen/.test(message)) {
-    const why = code === 'EADDRINUSE' ? 'is in use by another process' : 'needs more privileges';
-    return `PORT=${config.port} (HOST=${config.host}): the address ${why}; pick another PORT.`;
+  const why = listenProblem(code);
+  if (config !== null && why !== null && /listen/.test(message)) {
+    return `PORT=${config.port} (HOST=${config.host}): ${why}; pick another PORT.`;
   }
   const pgConnect = /^08|^57P03/.test(code) || PG_CONNECT_MESSAGES.test(message);
   if (config !== null && (code in DATABASE_CODES || pgConnect)) {
-    const why = DATABASE_CODES[code] ?? message;
+    const reason = DATABASE_CODES[code] ?? message;
     const setting = config.databaseUrl === null ? 'DATA_DIR' : 'DATABASE_URL';
-    return `${setting}: cannot open ${databaseTarget(config)}: ${why}.`;
+    return `${setting}: cannot open ${databaseTarget(config)}: ${reason}.`;
   }
   const stack = typeof e.stack === 'string' ? e.stack : message;
   return `Climate could not start: ${stack}`;

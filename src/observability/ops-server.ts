@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, Inject, Injectable, type LoggerService } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { requestIdOf } from '../common/http-middleware.js';
+import { listenProblem } from '../common/listen-problem.js';
 import { observeRequest } from './access-log.js';
 import { Metrics } from './metrics.js';
 
@@ -14,13 +15,7 @@ export const OPS_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz', '
 /** The ops port could not be opened; says which setting to change. */
 export class OpsPortError extends Error {
   constructor(host: string, port: number, cause: unknown) {
-    const code = (cause as { code?: unknown } | null)?.code;
-    const why =
-      code === 'EADDRINUSE'
-        ? 'the address is in use by another process'
-        : code === 'EACCES'
-          ? 'the port needs more privileges'
-          : String(cause);
+    const why = listenProblem((cause as { code?: unknown } | null)?.code) ?? String(cause);
     super(`METRICS_PORT=${port} (METRICS_HOST=${host}): ${why}; pick another METRICS_PORT.`, {
       cause,
     });
