@@ -1,5 +1,9 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { readTokensFile } from '../common/auth/tokens.strategy.js';
+import {
+  readProjectLimitsFile,
+  type ProjectLimitOverride,
+} from '../enforcement/project-limits-file.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
@@ -55,6 +59,18 @@ export interface Config {
   diskAllocationRatio: number;
   maxAlternates: number;
   logLevel: LogLevel;
+  /** Usage enforcement (docs/usage-limits.md); -1 is no limit. */
+  enforcement: {
+    maxLeaseDurationSeconds: number;
+    maxLeaseDurationExemptProjects: string[];
+    externalServiceUrl: string | null;
+    externalServiceToken: string;
+    externalServiceTimeoutMs: number;
+    projectMaxHosts: number;
+    projectMaxHostHours: number;
+    projectHostHoursPeriodDays: number;
+    projectLimits: Record<string, ProjectLimitOverride>;
+  };
 }
 
 export class ConfigError extends Error {
@@ -259,6 +275,17 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     diskAllocationRatio: r.float('DISK_ALLOCATION_RATIO', 1, 0.1, 1000),
     maxAlternates: r.int('MAX_ALTERNATES', 3, 0, 100),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
+    enforcement: {
+      maxLeaseDurationSeconds: r.int('MAX_LEASE_DURATION_SECONDS', -1, -1),
+      maxLeaseDurationExemptProjects: r.list('MAX_LEASE_DURATION_EXEMPT_PROJECTS', []),
+      externalServiceUrl: r.optional('EXTERNAL_SERVICE_URL'),
+      externalServiceToken: r.text('EXTERNAL_SERVICE_TOKEN', ''),
+      externalServiceTimeoutMs: r.int('EXTERNAL_SERVICE_TIMEOUT_MS', 10_000, 100, 600_000),
+      projectMaxHosts: r.int('PROJECT_MAX_HOSTS', -1, -1),
+      projectMaxHostHours: r.int('PROJECT_MAX_HOST_HOURS', -1, -1),
+      projectHostHoursPeriodDays: r.int('PROJECT_HOST_HOURS_PERIOD_DAYS', 30, 1, 3660),
+      projectLimits: {},
+    },
   };
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
@@ -267,6 +294,16 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   checkServiceUrl('KEYSTONE_URL', config.keystone.url, problems);
   checkServiceUrl('NOVA_URL', config.novaUrl, problems);
   checkServiceUrl('PLACEMENT_URL', config.placementUrl, problems);
+  checkServiceUrl('EXTERNAL_SERVICE_URL', config.enforcement.externalServiceUrl, problems);
+  if (config.enforcement.maxLeaseDurationSeconds === 0) {
+    problems.push('MAX_LEASE_DURATION_SECONDS=0: would refuse every lease; use -1 for no limit');
+  }
+  const limitsFile = r.optional('PROJECT_LIMITS_FILE');
+  if (limitsFile !== null) {
+    const read = readProjectLimitsFile(limitsFile);
+    config.enforcement.projectLimits = read.limits;
+    problems.push(...read.problems);
+  }
   if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
     problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
   } else if (config.authStrategy === 'tokens') {
