@@ -6,6 +6,7 @@ import { Conflict, InvalidInput, InvalidStatus, MissingParameter } from '../comm
 import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
+import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
@@ -26,6 +27,7 @@ export class LeaseUpdater {
     private readonly plugins: PluginRegistry,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly enforcement: UsageEnforcement,
   ) {}
 
   async apply(tx: EntityManager, parts: LeaseParts, dto: UpdateLeaseDto): Promise<Lease> {
@@ -51,6 +53,7 @@ export class LeaseUpdater {
       now,
     });
     const datesMoved = window !== current;
+    if (datesMoved) this.enforcement.checkDuration(lease.projectId, window);
     const requestedBeforeEnd =
       dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
     const changes = this.reservationChanges(lease, reservations, dto.reservations ?? []);

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { EnforcementModule } from '../enforcement/enforcement.module.js';
 import { LeaseDeleter } from './lease-deleter.js';
 import { ReservationsModule } from '../reservations/reservations.module.js';
 import { LeaseUpdater } from './lease-updater.js';
@@ -9,7 +10,7 @@ import { LeasesService } from './leases.service.js';
 /** Global: the manager's upkeep finishes deletes that did not finish. */
 @Global()
 @Module({
-  imports: [ReservationsModule],
+  imports: [ReservationsModule, EnforcementModule],
   controllers: [LeasesController],
   providers: [LeasesService, LeaseUpdater, LeasesRepository, LeaseDeleter],
   exports: [LeasesRepository, LeasesService, LeaseDeleter],

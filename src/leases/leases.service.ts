@@ -5,13 +5,15 @@ import type { Identity } from '../common/auth/identity.js';
 import { assertCanSee } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
 import { parseInputDate } from '../common/dates.js';
-import { InvalidInput } from '../common/errors.js';
+import { Conflict, InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
+import { rolledBack } from '../enforcement/rolled-back.js';
+import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EventType } from '../events/event-status.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
@@ -27,6 +29,13 @@ import { LeaseUpdater } from './lease-updater.js';
 import { LeaseFilter, LeasesRepository } from './leases.repository.js';
 
 export type LeaseWire = LeaseResponse;
+
+/** Whether an update may change what the lease holds (its dates or reservations). */
+function allocates(dto: UpdateLeaseDto): boolean {
+  return (
+    dto.start_date !== undefined || dto.end_date !== undefined || dto.reservations !== undefined
+  );
+}
 
 export interface CreateResult {
   lease: LeaseWire;
@@ -54,6 +63,7 @@ export class LeasesService {
     private readonly trusts: TrustsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly enforcement: UsageEnforcement,
   ) {}
 
   /**
@@ -128,6 +138,7 @@ export class LeasesService {
     const end = parseInputDate(dto.end_date, now);
     const window = { start, end };
     checkNewWindow(window, now);
+    this.enforcement.checkDuration(caller.projectId, window);
     const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
     const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
     if (dto.events !== undefined && dto.events.length > 0) {
@@ -139,8 +150,22 @@ export class LeasesService {
     const trustId = planned.some((p) => this.plugins.get(p.type).actsAsUser)
       ? await this.trusts.create(caller)
       : null;
+    const times = { ...window, beforeEnd };
     try {
-      const result = await this.insert(caller, dto, planned, { ...window, beforeEnd }, trustId, {
+      if (this.enforcement.external) {
+        // Before the transaction: the service is asked about the hosts a dry run picks
+        // (as Blazar's candidates); no transaction stays open across the call.
+        const draft = await rolledBack(this.dataSource, async (tx) => {
+          const parts = await this.allocate(tx, caller, dto, planned, times, trustId, now);
+          return {
+            context: this.enforcement.context(parts.lease),
+            lease: await this.enforcement.leaseBody(tx, parts.lease, parts.reservations, true),
+          };
+        });
+        if (dto.before_end_date != null) draft.lease.before_end_date = dto.before_end_date;
+        await this.enforcement.checkCreate(draft.context, draft.lease);
+      }
+      const result = await this.insert(caller, dto, planned, times, trustId, {
         now,
         idempotencyKey,
       });
@@ -161,8 +186,6 @@ export class LeasesService {
     trustId: string | null,
     { now, idempotencyKey }: { now: Date; idempotencyKey?: string },
   ): Promise<CreateResult> {
-    const { start, end, beforeEnd } = times;
-    const window = { start, end };
     return withTransaction(this.dataSource, async (tx) => {
       if (idempotencyKey !== undefined) {
         const replay = await claimKey(tx, caller.projectId, idempotencyKey, requestHash(dto), now);
@@ -170,48 +193,15 @@ export class LeasesService {
           return { lease: replay, version: 0, replayed: true };
         }
       }
-      const lease = tx.create(Lease, {
-        id: randomUUID(),
-        name: dto.name,
-        projectId: caller.projectId,
-        userId: caller.userId,
-        startAt: start,
-        endAt: end,
-        status: 'PENDING',
-        degraded: false,
-        version: 1,
+      const { lease, reservations, events } = await this.allocate(
+        tx,
+        caller,
+        dto,
+        planned,
+        times,
         trustId,
-        createdAt: now,
-        updatedAt: null,
-      });
-      await tx.insert(Lease, lease);
-      const reservations: Reservation[] = [];
-      for (const p of planned) {
-        const reservation = tx.create(Reservation, {
-          id: randomUUID(),
-          leaseId: lease.id,
-          resourceType: p.type,
-          resourceId: null,
-          status: 'pending',
-          missingResources: false,
-          resourcesChanged: false,
-          params: p.params,
-          createdAt: now,
-          updatedAt: null,
-        });
-        await tx.insert(Reservation, reservation);
-        await this.plugins.get(p.type).reserve(tx, reservation, window);
-        reservations.push(reservation);
-      }
-      const eventTimes: [EventType, Date | null][] = [
-        ['start_lease', start],
-        ['end_lease', end],
-        ['before_end_lease', beforeEnd],
-      ];
-      const events = eventTimes
-        .filter((e): e is [EventType, Date] => e[1] !== null)
-        .map(([type, time]) => this.newEvent(lease.id, type, time, now));
-      await tx.insert(LeaseEvent, events);
+        now,
+      );
       const wire = await this.wire(tx, { lease, reservations, events });
       if (idempotencyKey !== undefined) {
         await storeResponse(tx, caller.projectId, idempotencyKey, wire);
@@ -221,18 +211,91 @@ export class LeasesService {
     });
   }
 
+  /** Inserts the lease, its reservations (allocated by their plugins) and its events. */
+  private async allocate(
+    tx: EntityManager,
+    caller: Identity,
+    dto: CreateLeaseDto,
+    planned: PlannedReservation[],
+    times: { start: Date; end: Date; beforeEnd: Date | null },
+    trustId: string | null,
+    now: Date,
+  ): Promise<LeaseParts> {
+    const { start, end, beforeEnd } = times;
+    const window = { start, end };
+    const lease = tx.create(Lease, {
+      id: randomUUID(),
+      name: dto.name,
+      projectId: caller.projectId,
+      userId: caller.userId,
+      startAt: start,
+      endAt: end,
+      status: 'PENDING',
+      degraded: false,
+      version: 1,
+      trustId,
+      createdAt: now,
+      updatedAt: null,
+    });
+    await tx.insert(Lease, lease);
+    const reservations: Reservation[] = [];
+    for (const p of planned) {
+      const reservation = tx.create(Reservation, {
+        id: randomUUID(),
+        leaseId: lease.id,
+        resourceType: p.type,
+        resourceId: null,
+        status: 'pending',
+        missingResources: false,
+        resourcesChanged: false,
+        params: p.params,
+        createdAt: now,
+        updatedAt: null,
+      });
+      await tx.insert(Reservation, reservation);
+      await this.plugins.get(p.type).reserve(tx, reservation, window);
+      reservations.push(reservation);
+    }
+    await this.enforcement.checkProjectLimits(tx, lease, window);
+    const eventTimes: [EventType, Date | null][] = [
+      ['start_lease', start],
+      ['end_lease', end],
+      ['before_end_lease', beforeEnd],
+    ];
+    const events = eventTimes
+      .filter((e): e is [EventType, Date] => e[1] !== null)
+      .map(([type, time]) => this.newEvent(lease.id, type, time, now));
+    await tx.insert(LeaseEvent, events);
+    return { lease, reservations, events };
+  }
+
   async update(
     caller: Identity,
     id: string,
     dto: UpdateLeaseDto,
     ifMatch?: string,
   ): Promise<{ lease: LeaseWire; version: number }> {
+    const external = this.enforcement.external && allocates(dto);
+    // The external service is asked about the update as a dry run makes it, before the
+    // transaction; the update then applies only to the version it saw.
+    const checked = external ? await this.checkUpdate(caller, id, dto, ifMatch) : null;
     const result = await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
       assertCanSee(caller, lease, 'lease_id', id);
       checkVersion(lease, ifMatch);
+      if (checked !== null && lease.version !== checked) {
+        throw new Conflict(
+          `Lease ${id} changed while the external service checked the update; try again`,
+        );
+      }
       const parts = await this.repo.parts(tx, lease);
       const updated = await this.updater.apply(tx, parts, dto);
+      if (allocates(dto)) {
+        await this.enforcement.checkProjectLimits(tx, updated, {
+          start: updated.startAt,
+          end: updated.endAt,
+        });
+      }
       // Started reservations hand out what they gained (e.g. a new host): the manager
       // does it (within a poll), from the committed rows.
       await sql(
@@ -246,6 +309,34 @@ export class LeasesService {
     });
     const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);
     return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };
+  }
+
+  /** check-update with the lease before and after a rolled-back run; the version seen. */
+  private async checkUpdate(
+    caller: Identity,
+    id: string,
+    dto: UpdateLeaseDto,
+    ifMatch?: string,
+  ): Promise<number> {
+    const draft = await rolledBack(this.dataSource, async (tx) => {
+      const lease = await this.repo.lock(tx, id);
+      assertCanSee(caller, lease, 'lease_id', id);
+      checkVersion(lease, ifMatch);
+      const version = lease.version;
+      const parts = await this.repo.parts(tx, lease);
+      const current = await this.enforcement.leaseBody(tx, lease, parts.reservations);
+      const context = this.enforcement.context(lease);
+      const updated = await this.updater.apply(tx, parts, dto);
+      await this.enforcement.checkProjectLimits(tx, updated, {
+        start: updated.startAt,
+        end: updated.endAt,
+      });
+      const after = await this.repo.parts(tx, updated);
+      const next = await this.enforcement.leaseBody(tx, updated, after.reservations);
+      return { context, current, next, version };
+    });
+    await this.enforcement.checkUpdate(draft.context, draft.current, draft.next);
+    return draft.version;
   }
 
   private async plan(

@@ -5,6 +5,7 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
+import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { sql } from '../database/sql.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
@@ -24,6 +25,7 @@ export class ReservationActions {
     private readonly trusts: TrustsService,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly enforcement: UsageEnforcement,
   ) {}
 
   /** One plugin action, with the plugin's time limit and its name on errors. */
@@ -68,9 +70,14 @@ export class ReservationActions {
 
   /**
    * Takes back what started reservations hold, then frees every allocation; the
-   * lease's trust goes last.
+   * lease's trust goes last. The external service hears of the end afterwards (with the
+   * allocations as they were), unless the lease had already ended.
    */
   async end(lease: Lease, reservations: Reservation[]): Promise<void> {
+    const ended = reservations.length > 0 && reservations.every((r) => r.status === 'deleted');
+    const snapshot = ended
+      ? null
+      : await this.enforcement.endSnapshot(this.dataSource.manager, lease, reservations);
     for (const r of reservations.filter((r) => r.status !== 'deleted')) {
       const plugin = this.plugins.get(r.resourceType);
       if (r.status === 'active' || r.status === 'error') {
@@ -88,5 +95,6 @@ export class ReservationActions {
       });
     }
     await this.trusts.release(lease.id, lease.trustId);
+    await this.enforcement.onEnd(snapshot);
   }
 }
