@@ -13,6 +13,7 @@ import type { ResourcePlugin } from './plugins/resource-plugin.js';
 import type { ComputeDriver } from './compute/compute-driver.js';
 import { accessLog } from './observability/access-log.js';
 import { Metrics } from './observability/metrics.js';
+import { FILTER_PATH, filterBodyParser } from './scheduler/filter-body.js';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -67,6 +68,8 @@ export async function buildApp(
   app.use(requestIds);
   app.use(accessLog(app.get(Metrics), logger === false ? null : logger));
   app.use(httpMiddleware);
+  // The scheduler filter's body lists the fleet; every other route keeps 100 KB.
+  app.use(FILTER_PATH, filterBodyParser);
   app.useGlobalGuards(new InputGuard());
   setupOpenApi(app);
   return app;

@@ -206,6 +206,10 @@ describe('the OpenAPI document', () => {
     await call('POST /v1/scheduler/filter', {
       body: { project_id: 'admin', hosts: ['oa-1', 'oa-3'], user_id: null, hints: {} },
     });
+    await call('POST /v1/scheduler/filter', {
+      query: '?explain=true',
+      body: { project_id: 'admin', hosts: ['oa-1', 'oa-3'], hints: {} },
+    });
     await call('POST /v1/scheduler/filter', { body: { hosts: ['oa-1'] } });
 
     await call('DELETE /v1/leases/{id}', { params: lease });

@@ -48,8 +48,8 @@ describe('leases made by a boot with reserved=True', () => {
     return id;
   }
 
-  const ask = (serverId: string, project: string, leaseParams: unknown) =>
-    t.http.post('/v1/scheduler/filter').send({
+  const ask = (serverId: string, project: string, leaseParams: unknown, query = '') =>
+    t.http.post(`/v1/scheduler/filter${query}`).send({
       hosts: ['rb-1', 'rb-2', 'plain-1'],
       project_id: project,
       user_id: 'u1',
@@ -81,7 +81,11 @@ describe('leases made by a boot with reserved=True', () => {
     const first = await ask(server, 'night', params).expect(200);
     // a lease for later: the server boots where plain servers go, never on pool hosts
     expect(first.body.hosts).toEqual(['plain-1']);
-    expect(first.body.rejected).toHaveProperty('rb-1');
+    expect(first.body).not.toHaveProperty('rejected');
+    // asked again with the reasons: the same lease, and why the pool host is refused
+    const explained = await ask(server, 'night', params, '?explain=true').expect(200);
+    expect(explained.body.hosts).toEqual(['plain-1']);
+    expect(explained.body.rejected).toHaveProperty('rb-1');
     // Nova retries the scheduling (a reschedule): still one lease
     await ask(server, 'night', params).expect(200);
     const leases = await leasesOf('night');

@@ -21,12 +21,44 @@ export interface FilterRequest {
 
 export type { FilterAnswer } from './scheduling.js';
 
-/** Hosts that share a pool share a verdict: the query returns one row per pool. */
+/** What a pool's hosts get: passing, or which refusal (reasons are worded in `reason`). */
+type Verdict = 'pass' | 'pooled' | 'elsewhere' | 'foreign';
+
+/** Hosts that share a pool share a verdict: the explained query returns one row per pool. */
 interface PoolGroup {
   pool: string | null;
-  kind: string | null;
-  metadata: Record<string, unknown> | null;
-  names: string;
+  verdict: Verdict;
+  names: string[];
+}
+
+const POOL_KINDS = `('freepool', 'shared', 'recycle', 'reservation')`;
+
+/**
+ * The verdict of the pool `p` (null: in no pool) for project $1 and hint $2 (text[], empty
+ * without a hint), used by both query shapes. Without a hint no host of the reservation
+ * pool passes; with one, only the hosts of those reservations, for their project or an
+ * extra project (metadata `<project>` true, as Blazar writes it).
+ */
+const VERDICT = `CASE
+    WHEN cardinality($2::text[]) = 0 THEN
+      CASE WHEN p.kind IS NULL OR p.kind = 'shared' THEN 'pass' ELSE 'pooled' END
+    WHEN p.kind IS DISTINCT FROM 'reservation' OR NOT p.name = ANY($2::text[]) THEN 'elsewhere'
+    WHEN p.metadata -> 'blazar:owner' = to_jsonb($1::text)
+      OR p.metadata -> $1::text = 'true'::jsonb
+      OR (jsonb_typeof(p.metadata -> $1::text) = 'string'
+          AND p.metadata ->> $1::text ~* '^(true|1|yes)$') THEN 'pass'
+    ELSE 'foreign' END`;
+
+/** The candidates $3 (in the order asked), or every host (by id) when $3 is null. */
+function candidates(all: boolean): { from: string; name: string; order: string } {
+  return all
+    ? { from: 'hosts h', name: 'h.hypervisor_hostname', order: 'h.id' }
+    : {
+        from: `unnest($3::text[]) WITH ORDINALITY u(n, i)
+             LEFT JOIN hosts h ON h.hypervisor_hostname = u.n`,
+        name: 'u.n',
+        order: 'u.i',
+      };
 }
 
 function strings(name: string, value: unknown): string[] {
@@ -35,10 +67,6 @@ function strings(name: string, value: unknown): string[] {
     throw new InvalidInput(`${name} must be a string or a list of strings`);
   }
   return list;
-}
-
-function truthy(value: unknown): boolean {
-  return value === true || (typeof value === 'string' && /^(true|1|yes)$/i.test(value));
 }
 
 /**
@@ -61,11 +89,11 @@ export class SchedulerFilterService {
    * no host or pool has changed since (one cheap query to check), since that answer is
    * large and the same for every caller without a hint.
    */
-  async filterJson(body: FilterRequest): Promise<Buffer> {
+  async filterJson(body: FilterRequest, explain = false): Promise<Buffer> {
     const bySlots = body.flavor_extra_specs !== undefined && body.flavor_extra_specs !== null;
     const byServer = typeof body.instance_uuid === 'string';
     if ((body.hosts !== undefined && body.hosts !== null) || bySlots || byServer) {
-      return Buffer.from(JSON.stringify(await this.filter(body)));
+      return Buffer.from(JSON.stringify(await this.filter(body, explain)));
     }
     const { rows } = await sql<{ version: string }>(
       this.dataSource.manager,
@@ -73,16 +101,24 @@ export class SchedulerFilterService {
     );
     const version = rows[0].version;
     const hint = (body.hints as Record<string, unknown> | undefined)?.reservation;
-    const key = JSON.stringify([hint ?? null, hint === undefined ? null : body.project_id]);
+    const key = JSON.stringify([
+      hint ?? null,
+      hint === undefined ? null : body.project_id,
+      explain,
+    ]);
     const hit = this.cache.get(key);
     if (hit !== undefined && hit.version === version) return hit.body;
-    const json = Buffer.from(JSON.stringify(await this.filter(body)));
+    const json = Buffer.from(JSON.stringify(await this.filter(body, explain)));
     if (this.cache.size >= 256) this.cache.clear();
     this.cache.set(key, { version, body: json });
     return json;
   }
 
-  async filter(body: FilterRequest): Promise<FilterAnswer> {
+  /**
+   * The passing hosts; with `explain`, also why each other one does not pass. Unexplained,
+   * the query returns only the passing hosts, so the answer and its cost follow them.
+   */
+  async filter(body: FilterRequest, explain = false): Promise<FilterAnswer> {
     if (typeof body.project_id !== 'string' || body.project_id === '') {
       throw new InvalidInput('Missing parameter project_id', 'MissingParameter');
     }
@@ -108,33 +144,54 @@ export class SchedulerFilterService {
     };
     for (const rule of this.rules) {
       const answer = await rule.schedule(this.dataSource.manager, request);
-      if (answer !== null) return answer;
+      if (answer !== null) return explain ? { rejected: {}, ...answer } : { hosts: answer.hosts };
     }
+    return explain ? this.explained(names, project, wanted) : this.passing(names, project, wanted);
+  }
 
-    // One query; hosts are grouped by pool, names joined with newlines (cheap to parse).
+  /** Only the hosts that pass; with a hint, the planner starts from the hinted pools. */
+  private async passing(
+    names: string[] | null,
+    project: string,
+    wanted: string[],
+  ): Promise<FilterAnswer> {
+    const c = candidates(names === null);
+    // Implied by the verdict with a hint; said again so that the joins become inner ones.
+    const hinted =
+      wanted.length === 0 ? '' : `AND p.kind = 'reservation' AND p.name = ANY($2::text[])`;
+    const { rows } = await sql<{ names: string[] | null }>(
+      this.dataSource.manager,
+      `SELECT array_agg(${c.name} ORDER BY ${c.order}) AS names
+         FROM ${c.from}
+         LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+         LEFT JOIN aggregates p ON p.id = ah.aggregate_id
+        WHERE (${VERDICT}) = 'pass' ${hinted}`,
+      names === null ? [project, wanted] : [project, wanted, names],
+    );
+    return { hosts: rows[0]?.names ?? [] };
+  }
+
+  /** Every candidate with its verdict: hosts grouped by pool, one row per pool. */
+  private async explained(
+    names: string[] | null,
+    project: string,
+    wanted: string[],
+  ): Promise<FilterAnswer> {
+    const c = candidates(names === null);
     const { rows } = await sql<PoolGroup>(
       this.dataSource.manager,
-      names === null
-        ? `SELECT p.name AS pool, p.kind, p.metadata, string_agg(h.hypervisor_hostname, E'\\n' ORDER BY h.id) AS names
-             FROM hosts h
-             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
-             LEFT JOIN aggregates p ON p.id = ah.aggregate_id
-            GROUP BY p.id`
-        : `SELECT p.name AS pool, p.kind, p.metadata, string_agg(u.n, E'\\n' ORDER BY u.i) AS names
-             FROM unnest($1::text[]) WITH ORDINALITY u(n, i)
-             LEFT JOIN hosts h ON h.hypervisor_hostname = u.n
-             LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
-             LEFT JOIN aggregates p ON p.id = ah.aggregate_id
-            GROUP BY p.id`,
-      names === null ? [] : [names],
+      `SELECT p.name AS pool, ${VERDICT} AS verdict, array_agg(${c.name} ORDER BY ${c.order}) AS names
+         FROM ${c.from}
+         LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+         LEFT JOIN aggregates p ON p.id = ah.aggregate_id
+        GROUP BY p.id`,
+      names === null ? [project, wanted] : [project, wanted, names],
     );
     const passed: string[] = [];
     const rejected: Record<string, string> = {};
     for (const group of rows) {
-      const reason = this.reject(group, project, wanted);
-      const members = group.names.split('\n');
-      if (reason === null) passed.push(...members);
-      else for (const name of members) rejected[name] = reason;
+      if (group.verdict === 'pass') passed.push(...group.names);
+      else for (const name of group.names) rejected[name] = reason(group, wanted);
     }
     if (names !== null) {
       const order = new Map(names.map((n, i) => [n, i]));
@@ -142,17 +199,15 @@ export class SchedulerFilterService {
     }
     return { hosts: passed, rejected };
   }
+}
 
-  private reject(group: PoolGroup, project: string, wanted: string[]): string | null {
-    const managed = group.kind !== null && group.kind !== 'shared';
-    if (wanted.length === 0) {
-      return managed ? 'host is in the reservation pool; a reservation hint is required' : null;
-    }
-    if (group.kind !== 'reservation' || group.pool === null || !wanted.includes(group.pool)) {
+function reason(group: PoolGroup, wanted: string[]): string {
+  switch (group.verdict) {
+    case 'pooled':
+      return 'host is in the reservation pool; a reservation hint is required';
+    case 'elsewhere':
       return `host is not in reservation ${wanted.join(', ')}`;
-    }
-    const meta = group.metadata ?? {};
-    if (meta['blazar:owner'] === project || truthy(meta[project])) return null;
-    return `reservation ${group.pool} belongs to another project`;
+    default:
+      return `reservation ${group.pool} belongs to another project`;
   }
 }

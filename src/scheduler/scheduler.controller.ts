@@ -1,5 +1,5 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
@@ -21,10 +21,21 @@ export class SchedulerController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Which hosts a boot may use (asked by the Nova filter)' })
   @ApiBody({ type: FilterRequestBody })
+  @ApiQuery({
+    name: 'explain',
+    required: false,
+    schema: { type: 'string', example: 'true' },
+    description: 'True (true, 1, yes, on): also say why each other host does not pass',
+  })
   // Written by hand (cached bytes), so the schema is declared here.
-  @ApiOkResponse({ type: FilterResponse, description: 'The verdict per host' })
+  @ApiOkResponse({ type: FilterResponse, description: 'The hosts that pass' })
   @ApiErrors(400, 401, 403, 409, 503)
-  async run(@Caller() caller: Identity, @Body() body: FilterRequest, @Res() res: Response) {
+  async run(
+    @Caller() caller: Identity,
+    @Body() body: FilterRequest,
+    @Query('explain') explain: unknown,
+    @Res() res: Response,
+  ) {
     requireAdmin(caller, 'climate:scheduler:filter');
     const request = body ?? {};
     // A boot that asks for its own lease gets it first (one per instance, however often
@@ -40,6 +51,12 @@ export class SchedulerController {
     }
     // A server whose lease has started goes to its slot's host (the instance plugin's
     // scheduling rule), so the boot that made a lease for now lands on it.
-    res.type('application/json').send(await this.filter.filterJson({ ...request, hints }));
+    const json = await this.filter.filterJson({ ...request, hints }, isTrue(explain));
+    res.type('application/json').send(json);
   }
+}
+
+/** A query flag as the host routes read theirs: `explain=True`, `explain=1`, … */
+function isTrue(value: unknown): boolean {
+  return typeof value === 'string' && /^(1|true|yes|on)$/i.test(value.trim());
 }

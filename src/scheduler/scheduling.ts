@@ -1,9 +1,12 @@
 import type { EntityManager } from 'typeorm';
 
-/** The hosts that pass, in the order asked, and why each other one does not. */
+/**
+ * The hosts that pass, in the order asked, and (when explained) why each other one does
+ * not. A rule may always give reasons; the filter drops them unless asked.
+ */
 export interface FilterAnswer {
   hosts: string[];
-  rejected: Record<string, string>;
+  rejected?: Record<string, string>;
 }
 
 /** A scheduling request as the filter has checked it. */

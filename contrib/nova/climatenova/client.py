@@ -36,6 +36,11 @@ def _own_opts():
         cfg.StrOpt('url',
                    help="Climate's /v1 endpoint, e.g. "
                         "http://climate.example.org:1234/v1. Required."),
+        cfg.BoolOpt('explain', default=False,
+                    help='Ask Climate why it refuses hosts on every request '
+                         'and log the reasons at INFO. Without it they are '
+                         'asked only while the filter logs at DEBUG: the '
+                         'answer then names every refused host.'),
     ]
 
 
@@ -79,10 +84,11 @@ def _error_message(response):
 class ClimateClient(object):
     """POSTs to {url}/scheduler/filter through a keystoneauth session."""
 
-    def __init__(self, url, session, timeout=DEFAULT_TIMEOUT):
+    def __init__(self, url, session, timeout=DEFAULT_TIMEOUT, explain=False):
         self.url = url.rstrip('/') + '/scheduler/filter'
         self.session = session
         self.timeout = timeout
+        self.explain = explain
 
     @classmethod
     def from_conf(cls, conf=None):
@@ -101,19 +107,24 @@ class ClimateClient(object):
                 conf, GROUP, auth=auth)
         except Exception as e:
             raise Unavailable('[%s] cannot be loaded: %s' % (GROUP, e))
-        return cls(group.url, session, group.timeout or DEFAULT_TIMEOUT)
+        return cls(group.url, session, group.timeout or DEFAULT_TIMEOUT,
+                   explain=group.explain)
 
-    def ask(self, body):
+    def ask(self, body, explain=False):
         """Climate's 200 answer as (hosts, rejected).
 
-        Raises Refused for a 4xx answer, Unavailable for anything else.
+        With ``explain`` (or the client's own), Climate also says why it
+        refuses each other host; ``rejected`` is None when the answer has no
+        reasons. Raises Refused for a 4xx answer, Unavailable for anything
+        else.
         """
         outcome = {}
+        url = self.url + ('?explain=true' if explain or self.explain else '')
 
         def call():
             try:
                 outcome['response'] = self.session.post(
-                    self.url, json=body,
+                    url, json=body,
                     headers={'Accept': 'application/json'},
                     raise_exc=False, timeout=self.timeout)
             except Exception as e:
@@ -150,4 +161,4 @@ class ClimateClient(object):
         if not isinstance(hosts, list):
             raise Unavailable('the answer has no hosts list')
         rejected = answer.get('rejected')
-        return hosts, rejected if isinstance(rejected, dict) else {}
+        return hosts, rejected if isinstance(rejected, dict) else None

@@ -119,9 +119,12 @@ class ClimateFilter(BaseHostFilter):
         if not hosts or (not self.RUN_ON_REBUILD and is_rebuild(spec_obj)):
             return hosts
         instance = attr(spec_obj, 'instance_uuid')
+        # The reasons name every refused host: asked only when logged
+        # here at DEBUG, or always with [climate] explain = True.
+        explain = LOG.isEnabledFor(logging.DEBUG)
         try:
             passed, rejected = self._get_client().ask(
-                request_body(hosts, spec_obj))
+                request_body(hosts, spec_obj), explain=explain)
         except climate_client.Refused as e:
             # Nova then raises NoValidHost; this line says why.
             LOG.warning('Climate refused instance %s: %s', instance, e)
@@ -137,7 +140,10 @@ class ClimateFilter(BaseHostFilter):
             return kept
         named = set(name for name in passed if isinstance(name, str))
         kept = [host for host in hosts if attr(host, 'nodename') in named]
-        if len(kept) < len(hosts):
+        if len(kept) < len(hosts) and rejected is None:
+            LOG.info('Climate passed %d of %d host(s) for instance %s',
+                     len(kept), len(hosts), instance)
+        elif len(kept) < len(hosts):
             LOG.info('Climate passed %d of %d host(s) for instance %s; '
                      'rejected: %s', len(kept), len(hosts), instance,
                      summarize(rejected) or 'no reason given')

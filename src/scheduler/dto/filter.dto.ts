@@ -34,7 +34,8 @@ export class FilterRequestBody implements FilterRequest {
 
   @ApiPropertyOptional({
     oneOf: [...STRINGS.oneOf, { type: 'null' }],
-    description: 'Candidate host names; absent or null for every host',
+    description:
+      'Candidate host names; absent or null for every host. The body may be up to 16 MB here',
   })
   hosts?: string | string[] | null;
 
@@ -63,15 +64,15 @@ export class FilterRequestBody implements FilterRequest {
   flavor_extra_specs?: Record<string, unknown> | null;
 }
 
-/** The hosts that pass, in the order asked, and why each other one does not. */
+/** The hosts that pass, in the order asked; with `explain=true`, why each other one does not. */
 export class FilterResponse implements FilterAnswer {
-  @ApiProperty({ type: [String] })
+  @ApiProperty({ type: [String], description: 'The hosts that pass' })
   hosts!: string[];
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: 'Host name → why it does not pass',
+    description: 'Only with explain=true: host name → why it does not pass',
   })
-  rejected!: Record<string, string>;
+  rejected?: Record<string, string>;
 }

@@ -64,6 +64,13 @@ class ConfigTest(unittest.TestCase):
                          client.url)
         self.assertEqual(climate_client.DEFAULT_TIMEOUT, client.timeout)
 
+    def test_should_explain_only_when_configured(self):
+        plain = self.load('[climate]\nurl = http://c.invalid/v1\n')
+        self.assertFalse(climate_client.ClimateClient.from_conf(plain).explain)
+        asked = self.load('[climate]\nurl = http://c.invalid/v1\n'
+                          'explain = true\n')
+        self.assertTrue(climate_client.ClimateClient.from_conf(asked).explain)
+
     def test_should_use_the_configured_timeout_when_set(self):
         conf = self.load('[climate]\nurl = http://c.invalid/v1\ntimeout = 3\n')
         self.assertEqual(3, climate_client.ClimateClient.from_conf(conf)
@@ -132,7 +139,7 @@ class ConfigTest(unittest.TestCase):
     def test_should_list_the_options_when_generating_a_sample(self):
         [(group, opts)] = climate_client.list_opts()
         self.assertEqual('climate', group)
-        self.assertTrue({'url', 'timeout', 'auth_type', 'cafile'}
+        self.assertTrue({'url', 'explain', 'timeout', 'auth_type', 'cafile'}
                         <= set(opt.name for opt in opts))
 
 

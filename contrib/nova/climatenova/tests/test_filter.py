@@ -13,9 +13,11 @@ class StubClient(object):
     def __init__(self, result):
         self.result = result
         self.bodies = []
+        self.explains = []
 
-    def ask(self, body):
+    def ask(self, body, explain=False):
         self.bodies.append(body)
+        self.explains.append(explain)
         if isinstance(self.result, Exception):
             raise self.result
         return self.result
@@ -121,6 +123,25 @@ class FilterAllTest(unittest.TestCase):
         self.assertLess(len(line), 2000)
         self.assertIn('1 of 4', line)
         self.assertIn('35 more reasons', line)
+
+    def test_should_not_ask_for_reasons_when_logging_at_info(self):
+        with self.assertLogs('climatenova.filter', 'INFO') as logs:
+            passed, stub = self.run_filter((['fake-1'], None))
+        self.assertEqual(['fake-1'], passed)
+        self.assertEqual([False], stub.explains)
+        self.assertEqual(
+            ['Climate passed 1 of 4 host(s) for instance %s' % INSTANCE],
+            [record.getMessage() for record in logs.records])
+
+    def test_should_ask_for_reasons_and_log_them_when_logging_at_debug(self):
+        with self.assertLogs('climatenova.filter', 'DEBUG') as logs:
+            passed, stub = self.run_filter(
+                (['fake-1'], {'fake-2': 'in the pool', 'fake-3': 'in r-1'}))
+        self.assertEqual(['fake-1'], passed)
+        self.assertEqual([True], stub.explains)
+        line = logs.records[0].getMessage()
+        self.assertIn('in the pool (1: fake-2)', line)
+        self.assertIn('in r-1 (1: fake-3)', line)
 
 
 class OnePerRequestTest(unittest.TestCase):

@@ -28,10 +28,11 @@ class HttpTest(unittest.TestCase):
         self.server = support.ClimateServer().start()
         self.addCleanup(self.server.stop)
 
-    def make_filter(self, url=None, auth=None, timeout=1):
+    def make_filter(self, url=None, auth=None, timeout=1, explain=False):
         session = support.ks_session.Session(auth=auth)
         client = climate_client.ClimateClient(
-            url or self.server.url, session, timeout=timeout)
+            url or self.server.url, session, timeout=timeout,
+            explain=explain)
         return climate_filter.ClimateFilter(client=client)
 
     def run_filter(self, spec_obj=None, **kwargs):
@@ -63,6 +64,25 @@ class HttpTest(unittest.TestCase):
             'flavor_extra_specs': {
                 'aggregate_instance_extra_specs:reservation': 'r'},
         }, request.body)
+
+    def test_should_pass_the_named_hosts_when_the_answer_has_no_reasons(
+            self):
+        self.server.answer = lambda body: (200, {'hosts': ['fake-2']})
+        with self.assertLogs('climatenova.filter', 'INFO') as logs:
+            passed = self.run_filter()
+        self.assertEqual(['fake-2'], passed)
+        self.assertEqual('/v1/scheduler/filter', self.server.requests[0].path)
+        self.assertIn('passed 1 of 4', logs.records[0].getMessage())
+
+    def test_should_ask_for_reasons_when_configured_to_explain(self):
+        self.server.answer = lambda body: (200, {
+            'hosts': ['fake-2'], 'rejected': {'fake-1': 'not in r-1'}})
+        with self.assertLogs('climatenova.filter', 'INFO') as logs:
+            passed = self.run_filter(explain=True)
+        self.assertEqual(['fake-2'], passed)
+        self.assertEqual('/v1/scheduler/filter?explain=true',
+                         self.server.requests[0].path)
+        self.assertIn('not in r-1 (1: fake-1)', logs.records[0].getMessage())
 
     def test_should_send_the_sessions_token_when_authenticated(self):
         self.run_filter(auth=token_endpoint.Token(None, 'tok-123'))
