@@ -7,7 +7,7 @@ import { addHosts, hostReservation } from './support/hosts.js';
 interface Call {
   path: string;
   token: string | undefined;
-  body: Record<string, any>;
+  body: Record<string, unknown>;
 }
 
 type Answer = (call: Call, res: ServerResponse) => void;
@@ -28,7 +28,7 @@ async function fakeService(): Promise<{
       const call = {
         path: req.url ?? '',
         token: req.headers['x-auth-token'] as string | undefined,
-        body: JSON.parse(text) as Record<string, any>,
+        body: JSON.parse(text) as Record<string, unknown>,
       };
       calls.push(call);
       answer.next(call, res);
