@@ -103,7 +103,7 @@ export class LeasesController {
       },
     },
   })
-  @ApiErrors(400, 401, 409, 503)
+  @ApiErrors(400, 401, 403, 409, 503, 504)
   async create(
     @Caller() caller: Identity,
     @Body() body: CreateLeaseDto,
@@ -135,7 +135,7 @@ export class LeasesController {
   @ApiOperation({ summary: 'Update a lease: name, dates, reservation parameters' })
   @ApiHeader(IF_MATCH)
   @ApiOkResponse({ type: LeaseBody, headers: ETAG, description: 'The lease' })
-  @ApiErrors(400, 401, 404, 409, 412, 503)
+  @ApiErrors(400, 401, 403, 404, 409, 412, 503, 504)
   async update(
     @Caller() caller: Identity,
     @Param('id') id: string,

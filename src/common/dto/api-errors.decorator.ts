@@ -5,11 +5,12 @@ import { ErrorResponse } from './error.response.js';
 const MEANING = {
   400: 'Invalid input (InvalidInput, MissingParameter, MalformedParameter, …)',
   401: 'No valid X-Auth-Token',
-  403: 'The policy does not allow this caller (admin only)',
+  403: 'Not allowed: the policy (admin only routes), or a project usage limit (leases)',
   404: 'No such object, or one the caller may not see',
   409: 'Conflicts with the current state (no room, wrong status, concurrent update)',
   412: 'If-Match does not name the current version',
-  503: 'The database cannot be reached; try again',
+  503: 'The database (or the external enforcement service) cannot be reached; try again',
+  504: 'The external enforcement service did not answer in time; nothing was changed',
 } as const;
 
 /**
