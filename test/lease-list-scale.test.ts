@@ -47,7 +47,7 @@ describe('a lease list of 100,000 leases', () => {
           bytes += chunk.length;
           const text = tail + chunk;
           leases += text.split('"name":"bulk-').length - 1;
-          tail = text.slice(-16);
+          tail = text.slice(-13); // shorter than the needle: no lease counted twice
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, leases, bytes }));
         res.on('error', reject);
@@ -56,21 +56,25 @@ describe('a lease list of 100,000 leases', () => {
   }
 
   it('should answer every lease with a bounded heap when no limit is given', async () => {
-    global.gc?.();
+    // Live memory, not garbage: how much is uncollected depends on the machine's load.
+    const gc = (global as { gc?: () => void }).gc;
+    if (gc === undefined) throw new Error('needs node --expose-gc (npm test gives it)');
+    gc();
     const baseline = process.memoryUsage().heapUsed;
     let peak = baseline;
     const sampler = setInterval(() => {
+      gc();
       peak = Math.max(peak, process.memoryUsage().heapUsed);
-    }, 5);
+    }, 250);
     const all = await count('/v1/leases');
     clearInterval(sampler);
     expect(all.status).toBe(200);
     expect(all.leases).toBe(LEASES);
     expect(all.bytes).toBeGreaterThan(30_000_000);
     // Holding the list (100,000 leases as entities, wire objects and one JSON string)
-    // takes several times its 30 MB; streamed, the heap grows by uncollected garbage
-    // only (about 70 MB measured on 2 cores), whatever the count.
-    expect(peak - baseline).toBeLessThan(160_000_000);
+    // keeps more than its 30 MB alive; streamed, a page or two at a time is (2.4 MB here).
+    console.log(`live heap growth while streaming: ${((peak - baseline) / 1e6).toFixed(1)} MB`);
+    expect(peak - baseline).toBeLessThan(25_000_000);
   }, 120_000);
 
   it('should page with limit and marker in the order asked', async () => {
