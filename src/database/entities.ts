@@ -7,6 +7,7 @@ import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
 import { ServerReservations1764100000000 } from './migrations/1764100000000-ServerReservations.js';
 import { ReservationResync1764200000000 } from './migrations/1764200000000-ReservationResync.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
+import { SharedPoolIndex1764300000000 } from './migrations/1764300000000-SharedPoolIndex.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   InstanceSlots1764000000000,
   ServerReservations1764100000000,
   ReservationResync1764200000000,
+  SharedPoolIndex1764300000000,
 ];
