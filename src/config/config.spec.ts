@@ -245,4 +245,36 @@ describe('loadConfig', () => {
       },
     );
   });
+  describe('NOTIFY_*', () => {
+    it('should leave notifications off with the Blazar-like defaults when NOTIFY_URL is unset', () => {
+      expect(loadConfig({}).notify).toEqual({
+        url: null,
+        exchange: 'openstack',
+        topics: ['notifications'],
+        publisherId: 'climate.lease',
+      });
+    });
+
+    it('should read the broker, exchange, topics and publisher id when they are set', () => {
+      const config = loadConfig({
+        NOTIFY_URL: 'amqp://guest:guest@mq:5672/',
+        NOTIFY_EXCHANGE: 'climate',
+        NOTIFY_TOPICS: 'notifications, audit',
+        NOTIFY_PUBLISHER_ID: 'climate.lease.m1',
+      });
+      expect(config.notify).toEqual({
+        url: 'amqp://guest:guest@mq:5672/',
+        exchange: 'climate',
+        topics: ['notifications', 'audit'],
+        publisherId: 'climate.lease.m1',
+      });
+    });
+
+    it('should refuse a NOTIFY_URL that is not amqp and an empty NOTIFY_TOPICS', () => {
+      expect(problemsOf({ NOTIFY_URL: 'http://mq:5672', NOTIFY_TOPICS: ' , ' })).toEqual([
+        'NOTIFY_URL: must be an amqp:// or amqps:// URL',
+        'NOTIFY_TOPICS: name at least one topic (default notifications)',
+      ]);
+    });
+  });
 });

@@ -59,6 +59,13 @@ export interface Config {
   diskAllocationRatio: number;
   maxAlternates: number;
   logLevel: LogLevel;
+  /** Blazar-format notifications on RabbitMQ (docs/notifications.md); url null is off. */
+  notify: {
+    url: string | null;
+    exchange: string;
+    topics: string[];
+    publisherId: string;
+  };
   /** Usage enforcement (docs/usage-limits.md); -1 is no limit. */
   enforcement: {
     maxLeaseDurationSeconds: number;
@@ -205,6 +212,23 @@ function checkTrustProxy(entries: string[], problems: string[]): void {
   }
 }
 
+function checkNotify(notify: Config['notify'], problems: string[]): void {
+  if (notify.url !== null) {
+    let protocol = '';
+    try {
+      protocol = new URL(notify.url).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'amqp:' && protocol !== 'amqps:') {
+      problems.push('NOTIFY_URL: must be an amqp:// or amqps:// URL');
+    }
+  }
+  if (notify.topics.length === 0) {
+    problems.push('NOTIFY_TOPICS: name at least one topic (default notifications)');
+  }
+}
+
 function checkDatabaseUrl(url: string | null, problems: string[]): void {
   if (url === null) return;
   try {
@@ -275,6 +299,12 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     diskAllocationRatio: r.float('DISK_ALLOCATION_RATIO', 1, 0.1, 1000),
     maxAlternates: r.int('MAX_ALTERNATES', 3, 0, 100),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug'] as const),
+    notify: {
+      url: r.optional('NOTIFY_URL'),
+      exchange: r.text('NOTIFY_EXCHANGE', 'openstack'),
+      topics: r.list('NOTIFY_TOPICS', ['notifications']),
+      publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
+    },
     enforcement: {
       maxLeaseDurationSeconds: r.int('MAX_LEASE_DURATION_SECONDS', -1, -1),
       maxLeaseDurationExemptProjects: r.list('MAX_LEASE_DURATION_EXEMPT_PROJECTS', []),
@@ -289,6 +319,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   };
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
+  checkNotify(config.notify, problems);
   checkPlugins(config.plugins, options.resourceTypes ?? BUILTIN_RESOURCE_TYPES, problems);
   checkTrustProxy(config.trustProxy, problems);
   checkServiceUrl('KEYSTONE_URL', config.keystone.url, problems);
