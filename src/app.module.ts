@@ -35,6 +35,7 @@ import { KEYSTONE, TrustsService } from './compute/trusts.service.js';
 import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
 import { ObservabilityModule } from './observability/observability.module.js';
+import { NotificationsModule } from './notifications/notifications.module.js';
 
 export interface AppOptions {
   config: Config;
@@ -128,6 +129,7 @@ export class AppModule {
           migrationsApplied: options.migrationsApplied ?? [],
         }),
         PluginsModule.forRoot(options.plugins),
+        NotificationsModule,
         PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
         HostsModule,
         LeasesModule,

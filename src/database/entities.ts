@@ -8,6 +8,7 @@ import { ServerReservations1764100000000 } from './migrations/1764100000000-Serv
 import { ReservationResync1764200000000 } from './migrations/1764200000000-ReservationResync.js';
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
 import { SharedPoolIndex1764300000000 } from './migrations/1764300000000-SharedPoolIndex.js';
+import { NotificationOutbox1764400000000 } from './migrations/1764400000000-NotificationOutbox.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   ServerReservations1764100000000,
   ReservationResync1764200000000,
   SharedPoolIndex1764300000000,
+  NotificationOutbox1764400000000,
 ];

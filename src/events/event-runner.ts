@@ -15,6 +15,7 @@ import type { LeaseEvent } from './entities/lease-event.entity.js';
 import { retryDelayMs, type EventType } from './event-status.js';
 import { ClaimLost, EventsRepository } from './events.repository.js';
 import { Metrics } from '../observability/metrics.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
 
 /** The lease is not in a state where this event can run yet; try again later. */
 class NotReady extends Error {}
@@ -59,6 +60,7 @@ export class EventRunner {
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly outbox: NotificationOutbox,
   ) {}
 
   async run(event: LeaseEvent, owner: string): Promise<void> {
@@ -138,7 +140,13 @@ export class EventRunner {
       const lease = await this.leases.lock(tx, event.leaseId);
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
       await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
-      if (event.eventType === 'before_end_lease') return;
+      const notification = `lease.event.${event.eventType}` as const;
+      if (event.eventType === 'before_end_lease') {
+        if (this.outbox.enabled) {
+          await this.outbox.add(tx, notification, await this.leases.parts(tx, lease));
+        }
+        return;
+      }
       const parts = await this.leases.parts(tx, lease);
       const status = deriveStableStatus({
         reservations: parts.reservations.map((r) => r.status),
@@ -146,6 +154,10 @@ export class EventRunner {
         endEvent: parts.events.find((e) => e.eventType === 'end_lease')?.status ?? 'UNDONE',
       });
       await tx.update(Lease, { id: lease.id }, { status, updatedAt: now });
+      await this.outbox.add(tx, notification, {
+        ...parts,
+        lease: Object.assign(lease, { status, updatedAt: now }),
+      });
       this.logger.log({ msg: `${event.eventType} done`, lease_id: lease.id, status });
     });
     // Counted once committed: a lost claim is the other manager's to count.

@@ -16,6 +16,7 @@ import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EventType } from '../events/event-status.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
@@ -64,6 +65,7 @@ export class LeasesService {
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly enforcement: UsageEnforcement,
+    private readonly outbox: NotificationOutbox,
   ) {}
 
   /**
@@ -203,6 +205,7 @@ export class LeasesService {
         now,
       );
       const wire = await this.wire(tx, { lease, reservations, events });
+      await this.outbox.addWire(tx, 'lease.create', wire);
       if (idempotencyKey !== undefined) {
         await storeResponse(tx, caller.projectId, idempotencyKey, wire);
       }
@@ -305,7 +308,9 @@ export class LeasesService {
         [id, this.clock.shared()],
       );
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
-      return { parts: await this.repo.parts(tx, updated), version: updated.version };
+      const after = await this.repo.parts(tx, updated);
+      await this.outbox.add(tx, 'lease.update', after);
+      return { parts: after, version: updated.version };
     });
     const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);
     return { lease: await this.wire(this.dataSource.manager, fresh), version: result.version };

@@ -67,6 +67,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly notificationsPublished = new Counter({
+    name: 'climate_notifications_published_total',
+    help: 'Notifications the broker confirmed (a message sent to several topics counts once)',
+    registers: [this.registry],
+  });
+
+  readonly notificationBacklog = new Gauge({
+    name: 'climate_notification_backlog',
+    help: 'Notifications in the outbox after the last publishing pass',
+    registers: [this.registry],
+  });
+
   readonly poolHosts = new Gauge({
     name: 'climate_pool_hosts',
     help: 'Hosts by pool (freepool, shared, recycle, reservation, none) and whether reservable',

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import type { LeaseResponse } from '../leases/dto/lease.response.js';
+import { describeAll, toLeaseWire, type LeaseParts } from '../leases/lease.mapper.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
+
+export type LeaseNotification =
+  | 'lease.create'
+  | 'lease.update'
+  | 'lease.delete'
+  | 'lease.event.start_lease'
+  | 'lease.event.end_lease'
+  | 'lease.event.before_end_lease';
+
+/**
+ * Writes a notification into the outbox in the caller's transaction, so it exists exactly
+ * when the change commits. Nothing is written while notifications are off (no NOTIFY_URL).
+ */
+@Injectable()
+export class NotificationOutbox {
+  constructor(
+    private readonly plugins: PluginRegistry,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.notify.url !== null;
+  }
+
+  /** The lease as the API shows it (read in `tx`), plus Blazar's older `lease_id` key. */
+  async add(tx: EntityManager, type: LeaseNotification, lease: LeaseParts): Promise<void> {
+    if (!this.enabled) return;
+    const wire = toLeaseWire(lease, this.plugins, await describeAll(tx, [lease], this.plugins));
+    await this.addWire(tx, type, wire);
+  }
+
+  /** As `add`, for a lease already mapped for the API. */
+  async addWire(tx: EntityManager, type: LeaseNotification, wire: LeaseResponse): Promise<void> {
+    if (!this.enabled) return;
+    await sql(
+      tx,
+      `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
+       VALUES ($1, $2, $3, $4)`,
+      [randomUUID(), type, JSON.stringify({ ...wire, lease_id: wire.id }), this.clock.now()],
+    );
+  }
+}
