@@ -3,13 +3,20 @@ import type { DataSource } from 'typeorm';
 /** Called after each chunk of hosts with how many are done so far. */
 export type SeedProgress = (done: number, total: number) => void;
 
+/**
+ * How long the seeded allocations last: `today` is a quarter of each host's slice of the
+ * year (9-13 days at 10 per host); `blazar` is 1-3 days, as Blazar's own deployments
+ * and the side-by-side comparison in issue 11 have them.
+ */
+export type SeedShape = 'today' | 'blazar';
+
 /** Hosts seeded per round: each round is a few set-based statements, a second or two. */
 const CHUNK = 1000;
 
 /**
  * Fills a database for the benchmark with set-based SQL: `hosts` hosts in the freepool
  * (racks of 20, a gpu capability on every tenth) and `perHost` allocations per host
- * spread over a year, each with its own one-host lease, reservation and events. Works
+ * spread over a year (lasting as `shape` says), each with its own one-host lease, reservation and events. Works
  * a chunk of hosts at a time and reports after each, so a large seed is never silent.
  */
 export async function seed(
@@ -18,6 +25,7 @@ export async function seed(
   perHost: number,
   from: Date,
   progress: SeedProgress = () => undefined,
+  shape: SeedShape = 'today',
 ): Promise<void> {
   await ds.query(
     `INSERT INTO hosts (hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
@@ -40,7 +48,7 @@ export async function seed(
   );
   for (let first = 1; first <= hosts; first += CHUNK) {
     const last = Math.min(hosts, first + CHUNK - 1);
-    await seedAllocations(ds, [first, last], perHost, from);
+    await seedAllocations(ds, [first, last], perHost, from, shape);
     progress(last, hosts);
   }
   await ds.query(`ANALYZE`);
@@ -52,24 +60,30 @@ async function seedAllocations(
   [first, last]: [number, number],
   perHost: number,
   from: Date,
+  shape: SeedShape,
 ): Promise<void> {
   const yearMs = 365 * 86_400_000;
+  const sliceMs = yearMs / perHost;
+  // Durations stay under half a slice, so windows of one host never overlap.
+  const [minMs, maxMs] =
+    shape === 'blazar'
+      ? [Math.min(86_400_000, sliceMs / 4), Math.min(3 * 86_400_000, sliceMs / 2)]
+      : [sliceMs / 4, (1.4 * sliceMs) / 4];
   // Slot k of host h: a window inside the k-th slice of the year, never overlapping.
   await ds.query(
     `CREATE UNLOGGED TABLE bench_alloc AS
      SELECT gen_random_uuid() AS lease_id, gen_random_uuid() AS reservation_id, h.id AS host_id,
             $1::timestamptz + (k * $3::bigint / $2::int + (random() * $3::bigint / $2::int / 2)::bigint)
               * interval '1 millisecond' AS s,
-            (1 + random() * 0.4) AS frac
+            ($6::float8 + random() * ($7::float8 - $6::float8))::bigint AS dur_ms
        FROM hosts h, generate_series(0, $2::int - 1) k
       WHERE h.hypervisor_hostname BETWEEN $4 AND $5`,
-    [from, perHost, yearMs, benchName(first), benchName(last)],
+    [from, perHost, yearMs, benchName(first), benchName(last), minMs, maxMs],
   );
   await ds.query(
     `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, created_at)
-     SELECT lease_id, 'bench', 'bench', 'bench', s, s + (frac * $1::bigint / $2::int / 4) * interval '1 millisecond',
+     SELECT lease_id, 'bench', 'bench', 'bench', s, s + dur_ms * interval '1 millisecond',
             'PENDING', now() FROM bench_alloc`,
-    [yearMs, perHost],
   );
   await ds.query(
     `INSERT INTO reservations (id, lease_id, resource_type, status, params, created_at)

@@ -1,0 +1,80 @@
+import type { DataSource } from 'typeorm';
+import { BenchClient, hostLease, instanceLease } from './http.js';
+import { Figure, measure } from './stats.js';
+
+const GPU = '["==", "$gpu", "True"]';
+
+/** Latency and statements per request of each hot path, one after the other. */
+export async function measureOperations(
+  http: BenchClient,
+  ds: DataSource,
+  start: Date,
+  budgetMs: number,
+): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const m = async (label: string, runs: number, fn: (i: number) => Promise<number | void>) =>
+    figures.push(await measure(label, runs, budgetMs, fn));
+  const create = (body: unknown, expect = [201]) => http.post('/v1/leases', body, expect);
+
+  await m('lease create, no reservations', 300, async (i) => {
+    await create({ ...hostLease(start, i, 1), reservations: [] });
+  });
+  await m('lease create, physical:host min=max=1', 300, async (i) => {
+    await create(hostLease(start, i, 1));
+  });
+  await m('lease create, physical:host min=max=10', 200, async (i) => {
+    await create(hostLease(start, i + 1000, 10));
+  });
+  await m('lease create, gpu hosts, min=max=2', 100, async (i) => {
+    await create(hostLease(start, i + 2000, 2, GPU), [201, 409]);
+  });
+  await m('lease create, virtual:instance amount=1', 200, async (i) => {
+    await create(instanceLease(start, i + 3000, 1));
+  });
+  await m('lease create, virtual:instance amount=10', 100, async (i) => {
+    await create(instanceLease(start, i + 4000, 10));
+  });
+
+  const filter = (explain: boolean) => () =>
+    http.post(
+      `/v1/scheduler/filter${explain ? '?explain=true' : ''}`,
+      { project_id: 'p1', hints: {} },
+      [200],
+    );
+  await m(`scheduler filter, all hosts, passing only`, 100, async () => {
+    await filter(false)();
+  });
+  await m(`scheduler filter, all hosts, ?explain=true`, 100, async () => {
+    await filter(true)();
+  });
+  await m(`scheduler filter, after a pool change`, 50, async () => {
+    await ds.query('UPDATE pool_state SET version = version + 1');
+    await filter(false)();
+    return 1; // the UPDATE is the bench's, not the request's
+  });
+  const named = Array.from({ length: 50 }, (_, i) => `bench-${String(i + 1).padStart(6, '0')}`);
+  await m('scheduler filter, 50 named hosts, hint', 200, async () => {
+    await http.post(
+      '/v1/scheduler/filter',
+      {
+        project_id: 'p1',
+        hosts: named,
+        hints: { reservation: '00000000-0000-0000-0000-000000000000' },
+      },
+      [200],
+    );
+  });
+  await m('availability, 10 hosts for 2d', 50, () =>
+    http.get('/v1/os-hosts/availability?count=10&duration=2d&limit=3'),
+  );
+  await m('availability, 5 gpu hosts for 7d', 50, () =>
+    http.get(
+      `/v1/os-hosts/availability?count=5&duration=7d&resource_properties=${encodeURIComponent(GPU)}`,
+    ),
+  );
+  await m('capacity plan, 1 year by day', 20, () =>
+    http.get('/v1/os-hosts/capacity?start=2035-01-01%2000:00&end=2036-01-01%2000:00&step=1d'),
+  );
+  await m('lease list, limit 100', 100, () => http.get('/v1/leases?limit=100'));
+  return figures;
+}

@@ -1,0 +1,48 @@
+import type { ScenarioResult } from './scenario.js';
+
+const ms = (n: number) => n.toFixed(2);
+
+/** The whole sweep as one Markdown table: a row per size, shape and operation. */
+export function formatTable(results: ScenarioResult[]): string {
+  const rows: string[][] = [['hosts', 'shape', 'operation', 'n', 'p50 ms', 'p99 ms', 'stmts/req']];
+  for (const r of results) {
+    const size = r.hosts.toLocaleString('en-US');
+    rows.push([size, r.shape, 'seed', '1', ms(r.seedSeconds * 1000), '', '']);
+    for (const f of r.figures) {
+      rows.push([
+        size,
+        r.shape,
+        f.label,
+        String(f.runs),
+        ms(f.p50),
+        ms(f.p99),
+        f.statements.toFixed(1),
+      ]);
+    }
+    const t = r.throughput;
+    rows.push([
+      size,
+      r.shape,
+      `creates/s, ${t.clients} clients: ${t.perSecond.toFixed(0)}; CPU/create Node ${ms(t.nodeCpuMs)} ms, PostgreSQL ${ms(t.postgresCpuMs)} ms`,
+      String(t.creates),
+      '',
+      '',
+      t.statements.toFixed(1),
+    ]);
+    rows.push([
+      size,
+      r.shape,
+      `claims/s, 32 clients: ${r.claimsPerSecond.toFixed(0)}`,
+      '2000',
+      '',
+      '',
+      '',
+    ]);
+  }
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  const numeric = new Set([0, 3, 4, 5, 6]);
+  const line = (row: string[]) =>
+    `| ${row.map((cell, c) => (numeric.has(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join(' | ')} |`;
+  const rule = `|${widths.map((w, c) => (numeric.has(c) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [line(rows[0]), rule, ...rows.slice(1).map(line)].join('\n');
+}

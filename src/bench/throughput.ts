@@ -1,0 +1,144 @@
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { ManagerService } from '../events/manager.service.js';
+import type { FakeClock } from '../common/clock.js';
+import { BenchClient, fmt, hostLease } from './http.js';
+import { processCpuSeconds } from './machine.js';
+import { statements } from './stats.js';
+
+/** Creates/s under concurrency and what each create costs in CPU, Node and PostgreSQL. */
+export interface Throughput {
+  clients: number;
+  creates: number;
+  seconds: number;
+  perSecond: number;
+  nodeCpuMs: number;
+  postgresCpuMs: number;
+  statements: number;
+}
+
+/** The pids of this database's backends (the app's pool), from pg_stat_activity. */
+async function backendPids(ds: DataSource): Promise<number[]> {
+  const rows: { pid: number }[] = await ds.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  return rows.map((r) => r.pid);
+}
+
+/**
+ * `clients` concurrent clients create one-host leases for `seconds`. CPU per create is
+ * the Node process's `cpuUsage` delta and the summed utime+stime (/proc/<pid>/stat) of
+ * the bench database's backends, each divided by the successful creates. The server is
+ * local, so its backends' /proc entries are readable.
+ */
+export async function createThroughput(
+  http: BenchClient,
+  ds: DataSource,
+  start: Date,
+  clients: number,
+  seconds: number,
+): Promise<Throughput> {
+  // Warm the pool up to its size first, so its backends exist before the snapshot.
+  await Promise.all(
+    Array.from({ length: clients }, (_, c) =>
+      http.post('/v1/leases', hostLease(start, 900_000 + c, 1), [201, 409]),
+    ),
+  );
+  const pids = await backendPids(ds);
+  const pgBefore = new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
+  const cpuBefore = process.cpuUsage();
+  const stmtsBefore = statements.count;
+  let next = 0;
+  let ok = 0;
+  const t0 = process.hrtime.bigint();
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < deadline) {
+        const status = await http.post(
+          '/v1/leases',
+          hostLease(start, 20_000 + next++, 1),
+          [201, 409],
+        );
+        if (status === 201) ok++;
+      }
+    }),
+  );
+  const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  const stmts = statements.count - stmtsBefore;
+  let pgSeconds = 0;
+  for (const pid of await backendPids(ds)) {
+    pgSeconds += processCpuSeconds(pid) - (pgBefore.get(pid) ?? 0);
+  }
+  const result: Throughput = {
+    clients,
+    creates: ok,
+    seconds: elapsed,
+    perSecond: ok / elapsed,
+    nodeCpuMs: (cpu.user + cpu.system) / 1000 / ok,
+    postgresCpuMs: (pgSeconds * 1000) / ok,
+    statements: stmts / next,
+  };
+  console.log(
+    `  creates, ${clients} concurrent clients: ${ok} of ${next} in ${elapsed.toFixed(1)} s = ` +
+      `${result.perSecond.toFixed(0)}/s; CPU per create: Node ${result.nodeCpuMs.toFixed(2)} ms, ` +
+      `PostgreSQL ${result.postgresCpuMs.toFixed(2)} ms (${pids.length} backends)`,
+  );
+  return result;
+}
+
+/** 32 concurrent claimers drain an active reservation of 2,000 slots; claims per second. */
+export async function claimThroughput(
+  http: BenchClient,
+  app: INestApplication,
+  clock: FakeClock,
+): Promise<number> {
+  const amount = 2000;
+  const res = await fetch(`${http.base}/v1/leases`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'claims',
+      start_date: 'now',
+      end_date: fmt(new Date(clock.now().getTime() + 3600_000)),
+      reservations: [
+        {
+          resource_type: 'virtual:instance',
+          vcpus: 1,
+          memory_mb: 1024,
+          disk_gb: 1,
+          amount,
+          affinity: null,
+          resource_properties: '',
+        },
+      ],
+    }),
+  });
+  const lease = ((await res.json()) as { lease: { reservations: { id: string }[] } }).lease;
+  const manager = app.get(ManagerService);
+  await manager.tick();
+  await manager.drain();
+  const id = lease.reservations[0].id;
+  let next = 0;
+  let ok = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < amount) {
+        const n = next++;
+        const status = await http.post(
+          `/v1/reservations/${id}/claims`,
+          { server_id: `server-${n}` },
+          [],
+        );
+        if (status === 201) ok++;
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  console.log(
+    `  claims, 32 concurrent claimers: ${ok} of ${amount} in ${seconds.toFixed(2)} s = ${(ok / seconds).toFixed(0)} claims/s`,
+  );
+  return ok / seconds;
+}
