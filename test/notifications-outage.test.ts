@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { Logger } from '@nestjs/common';
+import { connect as amqpConnect, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import type { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
+import { Metrics } from '../src/observability/metrics.js';
+import { startApp, TestApp } from './support/app.js';
+import { connect, createTestDatabase, TestDatabase } from './support/database.js';
+import { createLeases, sleep, waitFor } from './support/seed.js';
+
+jest.setTimeout(60_000);
+
+const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * A TCP proxy between Climate and RabbitMQ that a test can cut (sockets destroyed, port
+ * closed), restart on the same port, or mute (what Climate sends still reaches the broker,
+ * the broker's answers, confirms included, are dropped).
+ */
+class BrokerProxy {
+  port = 0;
+  muted = false;
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+
+  async listen(): Promise<void> {
+    const server = createServer((client) => this.accept(client));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no proxy port');
+    this.port = address.port;
+    this.server = server;
+  }
+
+  url(): string {
+    return `amqp://guest:guest@127.0.0.1:${this.port}`;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    const closed = new Promise<void>((resolve) =>
+      server === null ? resolve() : server.close(() => resolve()),
+    );
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    await closed;
+  }
+
+  private track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  }
+
+  private accept(client: Socket): void {
+    this.track(client);
+    const broker = tcpConnect(5672, '127.0.0.1');
+    this.track(broker);
+    client.pipe(broker);
+    broker.on('data', (data: Buffer) => {
+      if (!this.muted) client.write(data);
+    });
+    client.on('close', () => broker.destroy());
+    broker.on('close', () => client.destroy());
+  }
+}
+
+interface Message {
+  message_id: string;
+  event_type: string;
+  payload: { id: string };
+}
+
+describe('notifications when the broker or a publisher fails', () => {
+  const topic = `climate-test-${randomUUID()}`;
+  const proxy = new BrokerProxy();
+  let db: TestDatabase;
+  let t: TestApp;
+  let client: Client;
+  let publisher: NotificationPublisher;
+  let consumer: ChannelModel;
+  const received: Message[] = [];
+
+  beforeAll(async () => {
+    await proxy.listen();
+    db = await createTestDatabase();
+    t = await startApp({
+      databaseUrl: db.url,
+      env: { NOTIFY_URL: proxy.url(), NOTIFY_TOPICS: topic },
+    });
+    client = await connect(db.url);
+    publisher = t.app.get(NotificationPublisher);
+    consumer = await amqpConnect(BROKER);
+    const channel = await consumer.createChannel();
+    await channel.assertExchange('openstack', 'topic', { durable: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, 'openstack', `${topic}.info`);
+    await channel.consume(
+      queue,
+      (msg: ConsumeMessage | null) => {
+        if (msg === null) return;
+        const body = JSON.parse(msg.content.toString()) as { 'oslo.message': string };
+        received.push(JSON.parse(body['oslo.message']) as Message);
+      },
+      { noAck: true },
+    );
+  });
+  afterAll(async () => {
+    await consumer?.close();
+    await client?.end();
+    await t?.close();
+    await proxy.cut();
+    await db?.drop();
+  });
+
+  async function outboxIds(): Promise<string[]> {
+    const { rows } = await client.query(`SELECT message_id FROM notification_outbox`);
+    return rows.map((r: { message_id: string }) => r.message_id);
+  }
+
+  /** Pumps until the outbox is empty (the publisher may be backing off from a failure). */
+  async function pumpUntilEmpty(p: NotificationPublisher): Promise<void> {
+    await waitFor('an empty outbox', async () => {
+      await p.pump().catch(() => undefined);
+      return (await outboxIds()).length === 0 ? true : undefined;
+    });
+  }
+
+  function uniqueIds(from: number): Set<string> {
+    return new Set(received.slice(from).map((m) => m.message_id));
+  }
+
+  it('should lose none of a burst of 500 changes when the broker goes away and comes back', async () => {
+    const start = received.length;
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    let done = false;
+    const burst = createLeases([t], 500, (i) => ({
+      name: `burst-${i}`,
+      start: '2030-06-01 00:00',
+      end: '2030-06-01 01:00',
+    })).finally(() => {
+      done = true;
+    });
+    // Publishing runs alongside the burst; the broker is away for its middle part.
+    let failures = 0;
+    let phase: 'before' | 'away' | 'back' = 'before';
+    while (!done) {
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM leases`);
+      const made = rows[0].n as number;
+      if (phase === 'before' && made >= 150) {
+        await proxy.cut();
+        phase = 'away';
+      } else if (phase === 'away' && made >= 350) {
+        await proxy.listen();
+        phase = 'back';
+      }
+      await publisher.pump().catch(() => failures++);
+      await sleep(20);
+    }
+    const created = await burst;
+    expect(phase).toBe('back');
+    expect(failures).toBeGreaterThan(1);
+    // One line per outage, however many attempts failed.
+    const outageLines = warn.mock.calls.filter((c) =>
+      String((c[0] as { msg?: string }).msg).startsWith('notifications not published'),
+    );
+    expect(outageLines).toHaveLength(1);
+    warn.mockRestore();
+    await pumpUntilEmpty(publisher);
+    await waitFor('every notification', () => (uniqueIds(start).size >= 500 ? true : undefined));
+    const creates = received.slice(start).filter((m) => m.event_type === 'lease.create');
+    expect(new Set(creates.map((m) => m.payload.id))).toEqual(new Set(created.map((c) => c.id)));
+    expect(uniqueIds(start).size).toBe(500);
+    expect(await outboxIds()).toEqual([]);
+  });
+
+  it('should send a batch through another publisher, repeats keeping their message_id, when the first dies mid-batch', async () => {
+    const start = received.length;
+    await createLeases([t], 50, (i) => ({
+      name: `batch-${i}`,
+      start: '2030-07-01 00:00',
+      end: '2030-07-01 01:00',
+    }));
+    const pending = await outboxIds();
+    expect(pending).toHaveLength(50);
+    // The app's publisher sends its batch but never hears the confirms: it hangs holding
+    // the rows, and a second publisher (another manager) can take none of them.
+    proxy.muted = true;
+    const dying = publisher.pump();
+    dying.catch(() => undefined);
+    await waitFor('the broker to get the batch', () =>
+      uniqueIds(start).size === 50 ? true : undefined,
+    );
+    const other = new NotificationPublisher(t.app.get(DataSource), new Metrics(), {
+      ...t.config,
+      notify: { ...t.config.notify, url: BROKER },
+    });
+    try {
+      expect(await other.pump()).toBe(0);
+      // The first publisher dies before deleting its rows: they are still there.
+      await proxy.cut();
+      await expect(dying).rejects.toThrow();
+      proxy.muted = false;
+      await proxy.listen();
+      expect((await outboxIds()).sort()).toEqual([...pending].sort());
+      expect(await other.pump()).toBe(50);
+    } finally {
+      await other.disconnect();
+    }
+    await waitFor('the repeats', () => (received.length - start >= 100 ? true : undefined));
+    const ids = received.slice(start).map((m) => m.message_id);
+    expect(new Set(ids)).toEqual(new Set(pending));
+    expect(ids).toHaveLength(100);
+    expect(await outboxIds()).toEqual([]);
+  });
+});
