@@ -17,7 +17,7 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const SIZES = (process.env.BENCH_HOSTS ?? '1000,10000').split(',').map((s) => Number(s.trim()));
 const PER_HOST = Number(process.env.BENCH_ALLOCATIONS_PER_HOST ?? 10);
 const SHAPE = process.env.BENCH_SHAPE ?? 'both';
-/** At most this long on one operation's runs (at least 5 runs are made). */
+/** At most this long on one operation's runs (at least 3 runs are made). */
 const BUDGET_MS = Number(process.env.BENCH_OPERATION_SECONDS ?? 5) * 1000;
 const CLIENTS = 64;
 const THROUGHPUT_SECONDS = 10;
