@@ -17,10 +17,12 @@ export interface Throughput {
   statements: number;
 }
 
-/** The pids of this database's backends (the app's pool), from pg_stat_activity. */
+/** The pids of the app pool's backends (not autovacuum's), from pg_stat_activity. */
 async function backendPids(ds: DataSource): Promise<number[]> {
   const rows: { pid: number }[] = await ds.query(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND backend_type = 'client backend'`,
   );
   return rows.map((r) => r.pid);
 }
