@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ManagerService } from '../events/manager.service.js';
 import type { FakeClock } from '../common/clock.js';
-import { BenchClient, fmt, hostLease } from './http.js';
+import { BenchClient, fmt, hostLease, REQUEST_TIMEOUT_MS } from './http.js';
 import { processCpuSeconds } from './machine.js';
 import { statements } from './stats.js';
 
@@ -100,6 +100,7 @@ export async function claimThroughput(
   const res = await fetch(`${http.base}/v1/leases`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     body: JSON.stringify({
       name: 'claims',
       start_date: 'now',
