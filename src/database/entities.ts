@@ -9,6 +9,7 @@ import { ReservationResync1764200000000 } from './migrations/1764200000000-Reser
 import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceSlots.js';
 import { SharedPoolIndex1764300000000 } from './migrations/1764300000000-SharedPoolIndex.js';
 import { NotificationOutbox1764400000000 } from './migrations/1764400000000-NotificationOutbox.js';
+import { LeaseListIndex1764500000000 } from './migrations/1764500000000-LeaseListIndex.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   ReservationResync1764200000000,
   SharedPoolIndex1764300000000,
   NotificationOutbox1764400000000,
+  LeaseListIndex1764500000000,
 ];
