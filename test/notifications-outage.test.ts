@@ -1,75 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
-import { connect as amqpConnect, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import type { ChannelModel } from 'amqplib';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { startApp, TestApp } from './support/app.js';
+import { BROKER, consumeNotifications } from './support/rabbit.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { createLeases, sleep, waitFor } from './support/seed.js';
 
 jest.setTimeout(60_000);
-
-const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
-
-/**
- * A TCP proxy between Climate and RabbitMQ that a test can cut (sockets destroyed, port
- * closed), restart on the same port, or mute (what Climate sends still reaches the broker,
- * the broker's answers, confirms included, are dropped).
- */
-class BrokerProxy {
-  port = 0;
-  muted = false;
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-
-  async listen(): Promise<void> {
-    const server = createServer((client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('no proxy port');
-    this.port = address.port;
-    this.server = server;
-  }
-
-  url(): string {
-    return `amqp://guest:guest@127.0.0.1:${this.port}`;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    const closed = new Promise<void>((resolve) =>
-      server === null ? resolve() : server.close(() => resolve()),
-    );
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-    await closed;
-  }
-
-  private track(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  }
-
-  private accept(client: Socket): void {
-    this.track(client);
-    const broker = tcpConnect(5672, '127.0.0.1');
-    this.track(broker);
-    client.pipe(broker);
-    broker.on('data', (data: Buffer) => {
-      if (!this.muted) client.write(data);
-    });
-    client.on('close', () => broker.destroy());
-    broker.on('close', () => client.destroy());
-  }
-}
 
 interface Message {
   message_id: string;
@@ -79,7 +21,7 @@ interface Message {
 
 describe('notifications when the broker or a publisher fails', () => {
   const topic = `climate-test-${randomUUID()}`;
-  const proxy = new BrokerProxy();
+  const proxy = new TcpProxy('127.0.0.1', 5672);
   let db: TestDatabase;
   let t: TestApp;
   let client: Client;
@@ -92,24 +34,14 @@ describe('notifications when the broker or a publisher fails', () => {
     db = await createTestDatabase();
     t = await startApp({
       databaseUrl: db.url,
-      env: { NOTIFY_URL: proxy.url(), NOTIFY_TOPICS: topic },
+      env: { NOTIFY_URL: `amqp://guest:guest@127.0.0.1:${proxy.port}`, NOTIFY_TOPICS: topic },
     });
     client = await connect(db.url);
     publisher = t.app.get(NotificationPublisher);
-    consumer = await amqpConnect(BROKER);
-    const channel = await consumer.createChannel();
-    await channel.assertExchange('openstack', 'topic', { durable: true });
-    const { queue } = await channel.assertQueue('', { exclusive: true });
-    await channel.bindQueue(queue, 'openstack', `${topic}.info`);
-    await channel.consume(
-      queue,
-      (msg: ConsumeMessage | null) => {
-        if (msg === null) return;
-        const body = JSON.parse(msg.content.toString()) as { 'oslo.message': string };
-        received.push(JSON.parse(body['oslo.message']) as Message);
-      },
-      { noAck: true },
-    );
+    consumer = await consumeNotifications(topic, (msg) => {
+      const body = JSON.parse(msg.content.toString()) as { 'oslo.message': string };
+      received.push(JSON.parse(body['oslo.message']) as Message);
+    });
   });
   afterAll(async () => {
     await consumer?.close();
@@ -191,7 +123,7 @@ describe('notifications when the broker or a publisher fails', () => {
     expect(pending).toHaveLength(50);
     // The app's publisher sends its batch but never hears the confirms: it hangs holding
     // the rows, and a second publisher (another manager) can take none of them.
-    proxy.muted = true;
+    proxy.mode = 'mute';
     const dying = publisher.pump();
     dying.catch(() => undefined);
     await waitFor('the broker to get the batch', () =>
@@ -206,7 +138,7 @@ describe('notifications when the broker or a publisher fails', () => {
       // The first publisher dies before deleting its rows: they are still there.
       await proxy.cut();
       await expect(dying).rejects.toThrow();
-      proxy.muted = false;
+      proxy.mode = 'forward';
       await proxy.listen();
       expect((await outboxIds()).sort()).toEqual([...pending].sort());
       expect(await other.pump()).toBe(50);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect as amqpConnect, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import type { ChannelModel } from 'amqplib';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Lease } from '../src/leases/entities/lease.entity.js';
@@ -7,10 +7,10 @@ import { NotificationOutbox } from '../src/notifications/notification-outbox.js'
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
 import { PluginRegistry } from '../src/plugins/plugin-registry.js';
 import { startApp, TestApp } from './support/app.js';
+import { BROKER, consumeNotifications } from './support/rabbit.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { sleep, waitFor } from './support/seed.js';
 
-const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
 const HOUR = 3600_000;
 
 interface Received {
@@ -46,26 +46,16 @@ describe('notifications on RabbitMQ', () => {
     });
     client = await connect(db.url);
     publisher = t.app.get(NotificationPublisher);
-    consumer = await amqpConnect(BROKER);
-    const channel = await consumer.createChannel();
-    await channel.assertExchange('openstack', 'topic', { durable: true });
-    const { queue } = await channel.assertQueue('', { exclusive: true });
-    await channel.bindQueue(queue, 'openstack', `${topic}.info`);
-    await channel.consume(
-      queue,
-      (msg: ConsumeMessage | null) => {
-        if (msg === null) return;
-        const body = JSON.parse(msg.content.toString()) as Record<string, unknown>;
-        received.push({
-          routingKey: msg.fields.routingKey,
-          contentType: msg.properties.contentType as string | undefined,
-          deliveryMode: msg.properties.deliveryMode as number | undefined,
-          body,
-          message: JSON.parse(body['oslo.message'] as string) as Received['message'],
-        });
-      },
-      { noAck: true },
-    );
+    consumer = await consumeNotifications(topic, (msg) => {
+      const body = JSON.parse(msg.content.toString()) as Record<string, unknown>;
+      received.push({
+        routingKey: msg.fields.routingKey,
+        contentType: msg.properties.contentType as string | undefined,
+        deliveryMode: msg.properties.deliveryMode as number | undefined,
+        body,
+        message: JSON.parse(body['oslo.message'] as string) as Received['message'],
+      });
+    });
   });
   afterAll(async () => {
     await consumer?.close();

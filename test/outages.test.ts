@@ -1,4 +1,3 @@
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import type { Response } from 'supertest';
 import { startApp, TestApp } from './support/app.js';
 import {
@@ -8,75 +7,20 @@ import {
   TestDatabase,
 } from './support/database.js';
 import { createLease, sleep, waitFor } from './support/seed.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 
 jest.setTimeout(60_000);
 
-type Mode = 'forward' | 'blackhole';
-
-/**
- * A TCP proxy between Climate and PostgreSQL that a test can cut (every socket destroyed,
- * nothing listening: connection refused), turn into a black hole (connections accepted,
- * nothing answered) and restore on the same port.
- */
-class DatabaseProxy {
-  port = 0;
-  mode: Mode = 'forward';
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  private readonly upstream = new URL(TEST_DATABASE_URL);
-
-  async listen(): Promise<void> {
-    const server = createServer((client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('no proxy port');
-    this.port = address.port;
-    this.server = server;
-  }
-
-  /** The test database's URL, through the proxy. */
-  url(database: TestDatabase): string {
-    const url = new URL(database.url);
-    url.hostname = '127.0.0.1';
-    url.port = String(this.port);
-    return url.toString();
-  }
-
-  /** PostgreSQL is gone: open connections reset, new ones refused. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    const closed = new Promise<void>((resolve) =>
-      server === null ? resolve() : server.close(() => resolve()),
-    );
-    this.dropAll();
-    await closed;
-  }
-
-  dropAll(): void {
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-  }
-
-  private track(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  }
-
-  private accept(client: Socket): void {
-    this.track(client);
-    if (this.mode === 'blackhole') return;
-    const server = tcpConnect(Number(this.upstream.port || 5432), this.upstream.hostname);
-    this.track(server);
-    client.pipe(server);
-    server.pipe(client);
-    client.on('close', () => server.destroy());
-    server.on('close', () => client.destroy());
-  }
+/** A proxy in front of the test's PostgreSQL, and the database's URL through it. */
+function databaseProxy(): TcpProxy {
+  const upstream = new URL(TEST_DATABASE_URL);
+  return new TcpProxy(upstream.hostname, Number(upstream.port || 5432));
+}
+function throughProxy(proxy: TcpProxy, database: TestDatabase): string {
+  const url = new URL(database.url);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  return url.toString();
 }
 
 /** Not ready (terminus' body, the database down), while still alive. */
@@ -103,15 +47,15 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
 
 describe('PostgreSQL down or restarting', () => {
   let db: TestDatabase;
-  let proxy: DatabaseProxy;
+  let proxy: TcpProxy;
   let t: TestApp;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    proxy = new DatabaseProxy();
+    proxy = databaseProxy();
     await proxy.listen();
     t = await startApp({
-      databaseUrl: proxy.url(db),
+      databaseUrl: throughProxy(proxy, db),
       env: { DATABASE_CONNECT_TIMEOUT_MS: '1000' },
     });
   });
