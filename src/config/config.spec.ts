@@ -277,4 +277,54 @@ describe('loadConfig', () => {
       ]);
     });
   });
+  describe('WEBHOOK_*', () => {
+    const secret = 'a-shared-secret-of-32-characters';
+
+    it('should send no webhooks by default, and to every listed URL when a secret is set', () => {
+      expect(loadConfig({}).webhooks).toEqual({ urls: [], secret: '', timeoutMs: 10_000 });
+      expect(
+        loadConfig({
+          WEBHOOK_URLS: 'https://billing.example/hooks/climate, http://10.0.0.5:8080/in',
+          WEBHOOK_SECRET: secret,
+          WEBHOOK_TIMEOUT_SECONDS: '3',
+        }).webhooks,
+      ).toEqual({
+        urls: ['https://billing.example/hooks/climate', 'http://10.0.0.5:8080/in'],
+        secret,
+        timeoutMs: 3000,
+      });
+    });
+
+    it('should refuse URLs without a secret, with a message saying why one is needed', () => {
+      expect(problemsOf({ WEBHOOK_URLS: 'https://billing.example/in' })).toEqual([
+        'WEBHOOK_SECRET: required when WEBHOOK_URLS is set (receivers check the signature ' +
+          'of each delivery with it)',
+      ]);
+      expect(
+        problemsOf({ WEBHOOK_URLS: 'https://billing.example/in', WEBHOOK_SECRET: 'short' }),
+      ).toEqual(['WEBHOOK_SECRET: must be at least 16 characters long']);
+    });
+
+    it('should name each bad URL and a bad timeout when they are wrong', () => {
+      expect(
+        problemsOf({
+          WEBHOOK_URLS:
+            'ftp://files.example/x,not a url,https://u:pw@hooks.example/t,http://a/x,http://a/x',
+          WEBHOOK_SECRET: secret,
+          WEBHOOK_TIMEOUT_SECONDS: '0',
+        }),
+      ).toEqual([
+        'WEBHOOK_TIMEOUT_SECONDS=0: must be a whole number from 1 to 300',
+        'WEBHOOK_URLS: ftp://files.example/x is not an http:// or https:// URL',
+        'WEBHOOK_URLS: not a url is not an http:// or https:// URL',
+        'WEBHOOK_URLS: https://hooks.example carries a user or password; receivers check the ' +
+          'X-Climate-Signature header instead',
+        'WEBHOOK_URLS: http://a/x is listed twice',
+      ]);
+    });
+
+    it('should accept a secret without URLs, sending nothing', () => {
+      expect(loadConfig({ WEBHOOK_SECRET: 'x' }).webhooks.urls).toEqual([]);
+    });
+  });
 });

@@ -4,6 +4,7 @@ import {
   readProjectLimitsFile,
   type ProjectLimitOverride,
 } from '../enforcement/project-limits-file.js';
+import { checkWebhooks, type WebhookSettings } from '../notifications/webhook-settings.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
@@ -78,6 +79,8 @@ export interface Config {
     projectHostHoursPeriodDays: number;
     projectLimits: Record<string, ProjectLimitOverride>;
   };
+  /** Lease notifications as signed HTTP POSTs (docs/notifications.md); no URLs is off. */
+  webhooks: WebhookSettings;
 }
 
 export class ConfigError extends Error {
@@ -316,6 +319,11 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       projectHostHoursPeriodDays: r.int('PROJECT_HOST_HOURS_PERIOD_DAYS', 30, 1, 3660),
       projectLimits: {},
     },
+    webhooks: {
+      urls: r.list('WEBHOOK_URLS', []),
+      secret: r.text('WEBHOOK_SECRET', ''),
+      timeoutMs: r.int('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    },
   };
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
@@ -326,6 +334,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   checkServiceUrl('NOVA_URL', config.novaUrl, problems);
   checkServiceUrl('PLACEMENT_URL', config.placementUrl, problems);
   checkServiceUrl('EXTERNAL_SERVICE_URL', config.enforcement.externalServiceUrl, problems);
+  checkWebhooks(config.webhooks, problems);
   if (config.enforcement.maxLeaseDurationSeconds === 0) {
     problems.push('MAX_LEASE_DURATION_SECONDS=0: would refuse every lease; use -1 for no limit');
   }
