@@ -65,7 +65,11 @@ function authStrategy(config: Config, keystone: KeystoneClient | null): AuthStra
   return new NoAuthStrategy();
 }
 
-function computeDriver(config: Config, keystone: KeystoneClient | null): ComputeDriver {
+function computeDriver(
+  config: Config,
+  keystone: KeystoneClient | null,
+  clock: Clock,
+): ComputeDriver {
   if (config.computeDriver === 'nova')
     return new NovaDriver(
       keystone as KeystoneClient,
@@ -73,7 +77,7 @@ function computeDriver(config: Config, keystone: KeystoneClient | null): Compute
       config.placementUrl,
       config.novaActionTimeoutSeconds * 1000,
     );
-  return new BuiltinDriver();
+  return new BuiltinDriver(clock, config.builtinBootSeconds * 1000);
 }
 
 /** Blazar-style 400 for DTO validation failures. */
@@ -130,7 +134,9 @@ export class AppModule {
         }),
         PluginsModule.forRoot(options.plugins),
         NotificationsModule,
-        PoolsModule.forRoot(options.driver ?? computeDriver(options.config, keystone)),
+        PoolsModule.forRoot(
+          options.driver ?? computeDriver(options.config, keystone, options.clock),
+        ),
         HostsModule,
         LeasesModule,
         SchedulerModule,

@@ -1,6 +1,8 @@
+import { Clock, SystemClock } from '../common/clock.js';
 import type {
   ComputeDriver,
   HostInventory,
+  PowerState,
   Server,
   ServerInfo,
   SlotHolder,
@@ -9,9 +11,37 @@ import type {
 /**
  * No compute service: Climate's own pools are the truth and are what the scheduler
  * filter reads. Host inventory comes in the host-create request; there are no servers.
+ * Power is simulated: a host powered on is `booting` for `bootMs` of the clock, then
+ * `on` (the state lives in this process; the power plan's table is the record).
  */
 export class BuiltinDriver implements ComputeDriver {
   readonly name = 'builtin';
+  /** Hosts not on: off, or booting since a time. */
+  private readonly power = new Map<string, { state: 'off' } | { state: 'booting'; at: number }>();
+
+  constructor(
+    private readonly clock: Clock = new SystemClock(),
+    private readonly bootMs = 0,
+  ) {}
+
+  async powerOn(host: string): Promise<void> {
+    if (this.power.get(host)?.state !== 'off') return;
+    if (this.bootMs === 0) this.power.delete(host);
+    else this.power.set(host, { state: 'booting', at: this.clock.now().getTime() });
+  }
+
+  async powerOff(host: string): Promise<void> {
+    this.power.set(host, { state: 'off' });
+  }
+
+  async powerState(host: string): Promise<PowerState> {
+    const power = this.power.get(host);
+    if (power === undefined) return 'on';
+    if (power.state === 'off') return 'off';
+    if (this.clock.now().getTime() - power.at < this.bootMs) return 'booting';
+    this.power.delete(host);
+    return 'on';
+  }
 
   async hostInventory(): Promise<HostInventory | null> {
     return null;

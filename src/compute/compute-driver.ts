@@ -26,6 +26,19 @@ export interface Server {
   preemptible?: boolean;
 }
 
+/**
+ * A host's power as the compute service sees it: `booting` and `stopping` are on the way
+ * to `on` and `off`.
+ */
+export type PowerState = 'on' | 'off' | 'booting' | 'stopping';
+
+/**
+ * How a compute service disabled by Climate's power plan says so (Nova's
+ * `disabled_reason`): a disabled service whose reason starts with it is powered off on
+ * purpose, not failed.
+ */
+export const CLIMATE_DISABLE_PREFIX = 'climate:';
+
 /** A server that holds one of an instance reservation's slots. */
 export interface SlotHolder {
   serverId: string;
@@ -103,6 +116,20 @@ export interface ComputeDriver {
   /** Resolves once the server is gone (deleting what is gone succeeds). */
   deleteServer(id: string): Promise<void>;
   snapshotServer(id: string, imageName: string): Promise<void>;
+
+  /**
+   * Starts powering a host on (it may take its boot time: `powerState` says when it is
+   * `on`). Idempotent: a host that is on or booting stays so.
+   */
+  powerOn(host: string): Promise<void>;
+  /**
+   * Takes a host out of service to save power (Nova: its compute service disabled with
+   * a reason starting with CLIMATE_DISABLE_PREFIX). Idempotent. Climate calls it only for
+   * a host without servers or allocations in progress.
+   */
+  powerOff(host: string): Promise<void>;
+  /** The host's power now; a host the driver never powered off is `on`. */
+  powerState(host: string): Promise<PowerState>;
 }
 
 export interface ServerInfo {

@@ -3,6 +3,7 @@ import type {
   FlavorSpec,
   HostInventory,
   PoolSpec,
+  PowerState,
   Server,
   ServerInfo,
   SlotHolder,
@@ -10,6 +11,7 @@ import type {
 import type { KeystoneClient } from './keystone.client.js';
 import { NovaApi, NovaError } from './nova-api.js';
 import { NovaServers } from './nova-servers.js';
+import { disabledByClimate, NovaPower } from './nova-power.js';
 import { PlacementClient } from './placement.client.js';
 
 export { NovaError } from './nova-api.js';
@@ -19,7 +21,7 @@ interface Hypervisor {
   hypervisor_hostname: string;
   state: string;
   status: string;
-  service: { host: string };
+  service: { host: string; disabled_reason?: string | null };
   vcpus?: number;
   memory_mb?: number;
   local_gb?: number;
@@ -46,6 +48,7 @@ export class NovaDriver implements ComputeDriver {
   private readonly placement: PlacementClient;
   private readonly api: NovaApi;
   private readonly nova: NovaServers;
+  private readonly power: NovaPower;
 
   /**
    * `actionTimeoutMs` bounds the wait for an asynchronous action (unshelve, shelve,
@@ -60,6 +63,19 @@ export class NovaDriver implements ComputeDriver {
     this.placement = new PlacementClient(keystone, placementUrl);
     this.api = new NovaApi(keystone, novaUrl);
     this.nova = new NovaServers(this.api, (host) => this.serviceHost(host), actionTimeoutMs);
+    this.power = new NovaPower(this.api, (host) => this.serviceHost(host));
+  }
+
+  powerOn(host: string): Promise<void> {
+    return this.power.powerOn(host);
+  }
+
+  powerOff(host: string): Promise<void> {
+    return this.power.powerOff(host);
+  }
+
+  powerState(host: string): Promise<PowerState> {
+    return this.power.state(host);
   }
 
   getServer(id: string): Promise<ServerInfo | null> {
@@ -107,11 +123,13 @@ export class NovaDriver implements ComputeDriver {
     return services.find((s) => s.host === serviceHost)?.zone ?? 'nova';
   }
 
+  /** A service Climate's power plan disabled is not a failure: the host counts as up. */
   async hostStates(): Promise<Map<string, boolean>> {
     return new Map(
       (await this.hypervisors()).map((h) => [
         h.hypervisor_hostname,
-        h.state === 'up' && h.status === 'enabled',
+        h.state === 'up' &&
+          (h.status === 'enabled' || disabledByClimate(h.service.disabled_reason)),
       ]),
     );
   }

@@ -55,6 +55,20 @@ export interface Config {
   beforeEndAction: '' | 'snapshot';
   recycleGraceMinutes: number;
   healIntervalMs: number;
+  /** A lease's hosts are prepared this long before its start (docs/power.md); 0: at it. */
+  provisioningLeadMinutes: number;
+  /** The power plan (docs/power.md): idle hosts of the reservation pool powered off. */
+  power: {
+    /** POWER_PLAN=on; off, every host is kept (or put back) on. */
+    plan: boolean;
+    offIdleMinutes: number;
+    maxTransitionsPerMinute: number;
+    /** How long a host takes to power on and boot, as the plan counts it. */
+    bootSeconds: number;
+    intervalMs: number;
+  };
+  /** The builtin driver's simulated boot time. */
+  builtinBootSeconds: number;
   cpuAllocationRatio: number;
   ramAllocationRatio: number;
   diskAllocationRatio: number;
@@ -297,6 +311,15 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
     recycleGraceMinutes: r.int('RECYCLE_GRACE_MINUTES', 60, 0, 10_080),
     healIntervalMs: r.int('HEAL_INTERVAL_MS', 60_000, 1000, 86_400_000),
+    provisioningLeadMinutes: r.int('PROVISIONING_LEAD_MINUTES', 0, 0, 10_080),
+    power: {
+      plan: r.oneOf('POWER_PLAN', 'off', ['on', 'off'] as const) === 'on',
+      offIdleMinutes: r.int('POWER_OFF_IDLE_MINUTES', 60, 0, 525_600),
+      maxTransitionsPerMinute: r.int('POWER_MAX_TRANSITIONS_PER_MINUTE', 10, 1, 100_000),
+      bootSeconds: r.int('POWER_BOOT_SECONDS', 600, 0, 86_400),
+      intervalMs: r.int('POWER_INTERVAL_MS', 15_000, 1000, 3_600_000),
+    },
+    builtinBootSeconds: r.int('BUILTIN_BOOT_SECONDS', 60, 0, 86_400),
     cpuAllocationRatio: r.float('CPU_ALLOCATION_RATIO', 4, 0.1, 1000),
     ramAllocationRatio: r.float('RAM_ALLOCATION_RATIO', 1, 0.1, 1000),
     diskAllocationRatio: r.float('DISK_ALLOCATION_RATIO', 1, 0.1, 1000),

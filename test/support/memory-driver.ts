@@ -3,6 +3,7 @@ import type {
   FlavorSpec,
   HostInventory,
   PoolSpec,
+  PowerState,
   Server,
   ServerInfo,
   SlotHolder,
@@ -134,6 +135,21 @@ export class MemoryDriver implements ComputeDriver {
   }
   async snapshotServer(id: string, imageName: string): Promise<void> {
     this.snapshots.push(`${id}:${imageName}`);
+  }
+
+  /** Hosts powered off (all others are on); powering on is immediate here. */
+  readonly poweredOff = new Set<string>();
+
+  async powerOn(host: string): Promise<void> {
+    if (this.failNext.delete('powerOn')) throw new Error('injected failure in powerOn');
+    this.poweredOff.delete(host);
+  }
+  async powerOff(host: string): Promise<void> {
+    if (this.failNext.delete('powerOff')) throw new Error('injected failure in powerOff');
+    this.poweredOff.add(host);
+  }
+  async powerState(host: string): Promise<PowerState> {
+    return this.poweredOff.has(host) ? 'off' : 'on';
   }
 
   /** Which pool holds a host, per the driver (Nova's view). */
