@@ -10,6 +10,7 @@ import { InstanceSlots1764000000000 } from './migrations/1764000000000-InstanceS
 import { SharedPoolIndex1764300000000 } from './migrations/1764300000000-SharedPoolIndex.js';
 import { NotificationOutbox1764400000000 } from './migrations/1764400000000-NotificationOutbox.js';
 import { LeaseListIndex1764500000000 } from './migrations/1764500000000-LeaseListIndex.js';
+import { WebhookDeliveries1764600000000 } from './migrations/1764600000000-WebhookDeliveries.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   SharedPoolIndex1764300000000,
   NotificationOutbox1764400000000,
   LeaseListIndex1764500000000,
+  WebhookDeliveries1764600000000,
 ];

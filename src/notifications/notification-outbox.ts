@@ -19,7 +19,8 @@ export type LeaseNotification =
 
 /**
  * Writes a notification into the outbox in the caller's transaction, so it exists exactly
- * when the change commits. Nothing is written while notifications are off (no NOTIFY_URL).
+ * when the change commits. Nothing is written while notifications are off (no NOTIFY_URL
+ * and no WEBHOOK_URLS): the bus and each webhook receiver track their own delivery.
  */
 @Injectable()
 export class NotificationOutbox {
@@ -30,7 +31,7 @@ export class NotificationOutbox {
   ) {}
 
   get enabled(): boolean {
-    return this.config.notify.url !== null;
+    return this.config.notify.url !== null || this.config.webhooks.urls.length > 0;
   }
 
   /** The lease as the API shows it (read in `tx`), plus Blazar's older `lease_id` key. */

@@ -13,6 +13,7 @@ import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { Metrics } from '../observability/metrics.js';
 import { envelope, type OutboxRow } from './envelope.js';
+import { deleteDelivered, settlePublished } from './webhook-store.js';
 
 /** Rows claimed, published and deleted per transaction. */
 const BATCH = 200;
@@ -127,26 +128,35 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
     }
   }
 
-  private batch(): Promise<number> {
-    return withTransaction(
+  private async batch(): Promise<number> {
+    const receivers = this.config.webhooks.urls;
+    const ids = await withTransaction(
       this.dataSource,
       async (tx) => {
         const { rows } = await sql<OutboxRow>(
           tx,
           `SELECT id, message_id, event_type, payload, created_at FROM notification_outbox
-          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          WHERE NOT published ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
           [BATCH],
         );
-        if (rows.length === 0) return 0;
+        if (rows.length === 0) return [];
         await this.publish(rows);
-        await sql(tx, `DELETE FROM notification_outbox WHERE id = ANY($1::bigint[])`, [
+        // Deleted, or kept for the webhook receivers that have not taken them yet.
+        await settlePublished(
+          tx,
           rows.map((r) => r.id),
-        ]);
+          receivers,
+        );
         this.metrics.notificationsPublished.inc(rows.length);
-        return rows.length;
+        return rows.map((r) => r.id);
       },
       1,
     );
+    if (ids.length > 0 && receivers.length > 0) {
+      // Left to the webhooks' sweep when this fails.
+      await deleteDelivered(this.dataSource.manager, ids, receivers, true).catch(() => 0);
+    }
+    return ids.length;
   }
 
   /** Publishes the rows to every topic; resolves once the broker has confirmed them all. */
@@ -212,7 +222,7 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
     try {
       const { rows } = await sql<{ n: string }>(
         this.dataSource.manager,
-        `SELECT count(*) AS n FROM notification_outbox`,
+        `SELECT count(*) AS n FROM notification_outbox WHERE NOT published`,
       );
       this.metrics.notificationBacklog.set(Number(rows[0]?.n ?? 0));
     } catch {

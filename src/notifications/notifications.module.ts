@@ -1,11 +1,20 @@
 import { Global, Module } from '@nestjs/common';
 import { NotificationOutbox } from './notification-outbox.js';
 import { NotificationPublisher } from './notification-publisher.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookSender } from './webhook-sender.js';
+import { WebhookStore } from './webhook-store.js';
 
 /** Global: lease services and the event runner write to the outbox. */
 @Global()
 @Module({
-  providers: [NotificationOutbox, NotificationPublisher],
-  exports: [NotificationOutbox, NotificationPublisher],
+  providers: [
+    NotificationOutbox,
+    NotificationPublisher,
+    WebhookStore,
+    WebhookSender,
+    WebhookDispatcher,
+  ],
+  exports: [NotificationOutbox, NotificationPublisher, WebhookDispatcher],
 })
 export class NotificationsModule {}

@@ -79,6 +79,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'climate_webhook_deliveries_total',
+    help:
+      'Webhook POSTs by result (delivered: a 2xx; refused: another status; timeout; ' +
+      'unreachable: no connection)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookBacklog = new Gauge({
+    name: 'climate_webhook_backlog',
+    help: 'Notifications webhook receivers have yet to take (summed over receivers)',
+    registers: [this.registry],
+  });
+
   readonly poolHosts = new Gauge({
     name: 'climate_pool_hosts',
     help: 'Hosts by pool (freepool, shared, recycle, reservation, none) and whether reservable',

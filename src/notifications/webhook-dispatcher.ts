@@ -1,0 +1,243 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import { errorMessage } from '../observability/bounded.js';
+import { Metrics } from '../observability/metrics.js';
+import { envelope, type OutboxRow } from './envelope.js';
+import { WebhookSender } from './webhook-sender.js';
+import { receiverName } from './webhook-settings.js';
+import { chainsByLease, retryDelayMs } from './webhook-schedule.js';
+import { webhookHeaders } from './webhook-signature.js';
+import { deleteDelivered, WebhookStore } from './webhook-store.js';
+
+/** Notifications read per query; a pass reads batches until none are left. */
+const BATCH = 100;
+/** Leases whose notifications go out at once to one receiver. */
+const CONCURRENCY = 8;
+const TIMER_MS = 1000;
+const SWEEP_MS = 60_000;
+
+interface BatchResult {
+  /** Outbox ids the receiver answered 2xx to. */
+  delivered: string[];
+  /** The first failure, or null when none. */
+  error: string | null;
+}
+
+/**
+ * Sends the outbox to each webhook receiver (manager and `all` roles). A receiver is
+ * claimed in the database, so one manager at a time sends to it, oldest first, each
+ * lease's notifications in order; what it answers 2xx to is recorded per receiver, so a
+ * dead receiver holds back nobody else. Failures keep the notifications and retry them
+ * after a growing wait (1 s to 60 s), for as long as it takes; a repeat has the same
+ * message_id.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly logger = new Logger('webhooks');
+  private readonly running = new Map<string, Promise<number>>();
+  private readonly backlogs = new Map<string, number>();
+  private registered = false;
+  private lastSweep = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly sender: WebhookSender,
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  private get receivers(): string[] {
+    return this.config.webhooks.urls;
+  }
+
+  /** How long one pass may hold a receiver; a manager that died loses it after this. */
+  private get claimTtlMs(): number {
+    return Math.max(60_000, 3 * this.config.webhooks.timeoutMs);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { role, managerTimer, eventPollMs } = this.config;
+    if (role === 'api') return;
+    if (this.receivers.length === 0) {
+      await this.forgetPublished();
+      return;
+    }
+    if (!managerTimer) return;
+    this.timer = setInterval(() => this.tick(), Math.min(TIMER_MS, eventPollMs));
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** The timer's call: a pass for each receiver not already in one; now and then a sweep. */
+  tick(): void {
+    if (this.stopped) return;
+    for (const url of this.receivers) {
+      if (!this.running.has(url)) this.pass(url).catch(() => undefined);
+    }
+    if (Date.now() - this.lastSweep >= SWEEP_MS) {
+      this.lastSweep = Date.now();
+      this.store.sweep(this.receivers, this.busOn).catch(() => undefined);
+    }
+  }
+
+  /** A pass for every receiver that is due; how many notifications they took (tests). */
+  async pump(): Promise<number> {
+    const counts = await Promise.all(this.receivers.map((url) => this.pass(url)));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  private get busOn(): boolean {
+    return this.config.notify.url !== null;
+  }
+
+  private pass(url: string): Promise<number> {
+    const current = this.running.get(url);
+    if (current !== undefined) return current;
+    const run = this.deliver(url).finally(() => this.running.delete(url));
+    this.running.set(url, run);
+    return run;
+  }
+
+  private async deliver(url: string): Promise<number> {
+    if (!this.registered) {
+      await this.store.register(this.receivers);
+      this.registered = true;
+    }
+    const shared = this.clock.shared();
+    const failures = await this.store.claim(url, this.owner, shared, this.claimTtlMs);
+    if (failures === null) return 0;
+    const deadline = Date.now() + this.claimTtlMs - this.config.webhooks.timeoutMs - 10_000;
+    let delivered = 0;
+    let lastAt: Date | null = null;
+    let error: string | null = null;
+    try {
+      for (;;) {
+        const rows = await this.store.pending(url, BATCH);
+        if (rows.length === 0) break;
+        const result = await this.sendBatch(url, rows, deadline);
+        if (result.delivered.length > 0) {
+          lastAt = this.clock.now();
+          await this.store.delivered(url, result.delivered, lastAt);
+          delivered += result.delivered.length;
+          await deleteDelivered(
+            this.dataSource.manager,
+            result.delivered,
+            this.receivers,
+            this.busOn,
+          ).catch(() => 0);
+        }
+        error = result.error;
+        if (error !== null || rows.length < BATCH || Date.now() >= deadline || this.stopped) break;
+      }
+    } catch (dbError) {
+      // The database, not the receiver: free the receiver and let the next tick retry.
+      const unchanged = { failures, retryInMs: 0, error: null };
+      await this.store.release(url, this.owner, shared, unchanged, lastAt).catch(() => false);
+      throw dbError;
+    }
+    const failed = error === null ? 0 : failures + 1;
+    const state = { failures: failed, retryInMs: retryDelayMs(failed), error };
+    await this.store.release(url, this.owner, this.clock.shared(), state, lastAt);
+    this.report(url, failures, error);
+    await this.measureBacklog(url);
+    return delivered;
+  }
+
+  /** Each lease's chain in order, CONCURRENCY leases at once; stops all when the receiver is away. */
+  private async sendBatch(url: string, rows: OutboxRow[], deadline: number): Promise<BatchResult> {
+    const chains = chainsByLease(rows);
+    const delivered: string[] = [];
+    let error: string | null = null;
+    let away = false;
+    let next = 0;
+    const open = (): boolean => !away && !this.stopped && Date.now() < deadline;
+    const worker = async (): Promise<void> => {
+      while (open() && next < chains.length) {
+        for (const row of chains[next++]) {
+          if (!open()) return;
+          const outcome = await this.sendOne(url, row);
+          this.metrics.webhookDeliveries.inc({ result: outcome.result });
+          if (outcome.result === 'delivered') {
+            delivered.push(row.id);
+            continue;
+          }
+          error ??= `${outcome.error} (${row.event_type} ${row.message_id})`;
+          // A refusal holds back this lease only; no answer at all, the whole receiver.
+          if (outcome.result !== 'refused') away = true;
+          break;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, chains.length) }, worker));
+    return { delivered, error };
+  }
+
+  private sendOne(url: string, row: OutboxRow) {
+    const { secret, timeoutMs } = this.config.webhooks;
+    // The very JSON the bus carries inside its envelope.
+    const body = envelope(row, this.config.notify.publisherId)['oslo.message'];
+    const headers = webhookHeaders(secret, row, body, this.clock.now());
+    return this.sender.post(url, headers, body, timeoutMs);
+  }
+
+  /** One warning when a receiver starts failing, one line when it takes deliveries again. */
+  private report(url: string, failuresBefore: number, error: string | null): void {
+    const receiver = receiverName(url);
+    if (error !== null && failuresBefore === 0) {
+      this.logger.warn({
+        msg: 'webhook deliveries failing; kept and retried with backoff',
+        receiver,
+        error,
+      });
+    } else if (error !== null) {
+      this.logger.debug({ msg: 'webhook deliveries still failing', receiver, error });
+    } else if (failuresBefore > 0) {
+      this.logger.log({ msg: 'webhook receiver taking deliveries again', receiver });
+    }
+  }
+
+  private async measureBacklog(url: string): Promise<void> {
+    try {
+      this.backlogs.set(url, await this.store.backlog(url));
+      let total = 0;
+      for (const n of this.backlogs.values()) total += n;
+      this.metrics.webhookBacklog.set(total);
+    } catch {
+      // The gauge keeps its last value.
+    }
+  }
+
+  /**
+   * With webhooks off, rows the bus published while they were on wait for nobody:
+   * delete them once at start.
+   */
+  private async forgetPublished(): Promise<void> {
+    try {
+      await sql(this.dataSource.manager, `DELETE FROM notification_outbox WHERE published`);
+    } catch (error) {
+      this.logger.debug({ msg: 'published outbox rows not cleared', error: errorMessage(error) });
+    }
+  }
+}
