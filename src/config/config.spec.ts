@@ -277,6 +277,35 @@ describe('loadConfig', () => {
       ]);
     });
   });
+  describe('NOVA_NOTIFY_*', () => {
+    it("should listen for nothing by default, and on Nova's exchange and topic when a broker is set", () => {
+      expect(loadConfig({}).novaNotify).toEqual({
+        url: null,
+        exchange: 'nova',
+        topics: ['versioned_notifications'],
+        queue: 'climate-nova-notifications',
+      });
+      expect(
+        loadConfig({
+          NOVA_NOTIFY_URL: 'rabbit://nova:pw@mq:5672/',
+          NOVA_NOTIFY_TOPICS: 'versioned_notifications, notifications',
+          NOVA_NOTIFY_QUEUE: 'climate-site-a',
+        }).novaNotify,
+      ).toEqual({
+        url: 'rabbit://nova:pw@mq:5672/',
+        exchange: 'nova',
+        topics: ['versioned_notifications', 'notifications'],
+        queue: 'climate-site-a',
+      });
+    });
+
+    it('should refuse a NOVA_NOTIFY_URL that is not amqp and an empty NOVA_NOTIFY_TOPICS', () => {
+      expect(problemsOf({ NOVA_NOTIFY_URL: 'http://mq', NOVA_NOTIFY_TOPICS: ',' })).toEqual([
+        'NOVA_NOTIFY_URL: must be an amqp://, amqps:// or rabbit:// URL',
+        'NOVA_NOTIFY_TOPICS: name at least one topic (default versioned_notifications)',
+      ]);
+    });
+  });
   describe('WEBHOOK_*', () => {
     const secret = 'a-shared-secret-of-32-characters';
 

@@ -81,6 +81,13 @@ export interface Config {
     topics: string[];
     publisherId: string;
   };
+  /** Host failures from Nova's `service.update` notifications (docs/openstack.md); url null is off. */
+  novaNotify: {
+    url: string | null;
+    exchange: string;
+    topics: string[];
+    queue: string;
+  };
   /** Usage enforcement (docs/usage-limits.md); -1 is no limit. */
   enforcement: {
     maxLeaseDurationSeconds: number;
@@ -229,20 +236,27 @@ function checkTrustProxy(entries: string[], problems: string[]): void {
   }
 }
 
-function checkNotify(notify: Config['notify'], problems: string[]): void {
-  if (notify.url !== null) {
+function checkBroker(
+  prefix: string,
+  broker: { url: string | null; topics: string[] },
+  defaultTopic: string,
+  problems: string[],
+  protocols = ['amqp:', 'amqps:'],
+): void {
+  if (broker.url !== null) {
     let protocol = '';
     try {
-      protocol = new URL(notify.url).protocol;
+      protocol = new URL(broker.url).protocol;
     } catch {
       // reported below
     }
-    if (protocol !== 'amqp:' && protocol !== 'amqps:') {
-      problems.push('NOTIFY_URL: must be an amqp:// or amqps:// URL');
+    if (!protocols.includes(protocol)) {
+      const names = protocols.map((p) => `${p}//`).join(', ');
+      problems.push(`${prefix}_URL: must be an ${names.replace(/, ([^,]*)$/, ' or $1')} URL`);
     }
   }
-  if (notify.topics.length === 0) {
-    problems.push('NOTIFY_TOPICS: name at least one topic (default notifications)');
+  if (broker.topics.length === 0) {
+    problems.push(`${prefix}_TOPICS: name at least one topic (default ${defaultTopic})`);
   }
 }
 
@@ -331,6 +345,12 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       topics: r.list('NOTIFY_TOPICS', ['notifications']),
       publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
     },
+    novaNotify: {
+      url: r.optional('NOVA_NOTIFY_URL'),
+      exchange: r.text('NOVA_NOTIFY_EXCHANGE', 'nova'),
+      topics: r.list('NOVA_NOTIFY_TOPICS', ['versioned_notifications']),
+      queue: r.text('NOVA_NOTIFY_QUEUE', 'climate-nova-notifications'),
+    },
     enforcement: {
       maxLeaseDurationSeconds: r.int('MAX_LEASE_DURATION_SECONDS', -1, -1),
       maxLeaseDurationExemptProjects: r.list('MAX_LEASE_DURATION_EXEMPT_PROJECTS', []),
@@ -350,7 +370,13 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   };
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
-  checkNotify(config.notify, problems);
+  checkBroker('NOTIFY', config.notify, 'notifications', problems);
+  // Nova's own transport_url (rabbit://) works as it is.
+  checkBroker('NOVA_NOTIFY', config.novaNotify, 'versioned_notifications', problems, [
+    'amqp:',
+    'amqps:',
+    'rabbit:',
+  ]);
   checkPlugins(config.plugins, options.resourceTypes ?? BUILTIN_RESOURCE_TYPES, problems);
   checkTrustProxy(config.trustProxy, problems);
   checkServiceUrl('KEYSTONE_URL', config.keystone.url, problems);

@@ -53,6 +53,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly novaServiceEvents = new Counter({
+    name: 'climate_nova_service_events_total',
+    help:
+      'Nova service.update notifications by what they did: down, up (hosts changed), ' +
+      'unchanged, ignored (not a compute host failure) or failed (retried)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
   readonly maintenanceRuns = new Counter({
     name: 'climate_maintenance_runs_total',
     help: 'Periodic upkeep runs (heal, recycle, trusts, deletes) by result (ok, failed)',

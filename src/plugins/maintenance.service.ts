@@ -10,11 +10,11 @@ import { Clock } from '../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
-import { sql } from '../database/sql.js';
 import type { Config } from '../config/config.js';
 import { LeaseDeleter } from '../leases/lease-deleter.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { HealingService } from './healing.service.js';
+import { followHostStates } from './host-states.js';
 import { PoolSync } from '../pools/pool-sync.js';
 import { Metrics } from '../observability/metrics.js';
 
@@ -71,25 +71,19 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  /**
-   * Hosts the driver reports down become unreservable (healing moves their reservations);
-   * when it reports them up again they become reservable. A host an admin took out of
-   * service stays out: the driver marks (`reported_down`) only a host it took out
-   * itself, and puts back only those; an admin's change of `reservable` clears the mark.
-   */
+  /** Hosts the driver reports down or up (see followHostStates). */
   private async followDriver(): Promise<void> {
     const states = await this.driver.hostStates();
     if (states === null) return;
     const down = [...states].filter(([, up]) => !up).map(([name]) => name);
     const up = [...states].filter(([, isUp]) => isUp).map(([name]) => name);
-    const { affected } = await sql(
+    const changed = await followHostStates(
       this.dataSource.manager,
-      `UPDATE hosts SET reservable = (hypervisor_hostname = ANY($2::text[])),
-                        reported_down = (hypervisor_hostname = ANY($1::text[])), updated_at = $3
-        WHERE (hypervisor_hostname = ANY($1::text[]) AND reservable AND NOT reported_down)
-           OR (hypervisor_hostname = ANY($2::text[]) AND reported_down)`,
-      [down, up, this.clock.now()],
+      'hypervisor_hostname',
+      down,
+      up,
+      this.clock.now(),
     );
-    if (affected > 0) this.logger.warn({ msg: 'host states changed', down, changed: affected });
+    if (changed > 0) this.logger.warn({ msg: 'host states changed', down, changed });
   }
 }

@@ -7,6 +7,7 @@ import { EVACUATION } from '../pools/evacuation.js';
 import { SCHEDULING_RULES } from '../scheduler/scheduling.js';
 import { HealingService } from './healing.service.js';
 import { Maintenance } from './maintenance.service.js';
+import { NovaListener } from './nova-listener.js';
 import { HostMover } from './physical-host/host-mover.js';
 import { ClaimsController } from './virtual-instance/claims.controller.js';
 import { ClaimsService } from './virtual-instance/claims.service.js';
@@ -48,6 +49,7 @@ export class PluginsModule {
           useFactory: (registry: PluginRegistry) => registry.all().filter((p) => p.schedule),
         },
         Maintenance,
+        NovaListener,
         {
           provide: RESOURCE_PLUGINS,
           inject: [PhysicalHostPlugin, VirtualInstancePlugin],
