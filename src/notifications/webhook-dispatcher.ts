@@ -15,7 +15,7 @@ import { sql } from '../database/sql.js';
 import { errorMessage } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { envelope, type OutboxRow } from './envelope.js';
-import { WebhookSender } from './webhook-sender.js';
+import { WebhookSender, type DeliveryOutcome } from './webhook-sender.js';
 import { receiverName } from './webhook-settings.js';
 import { chainsByLease, retryDelayMs } from './webhook-schedule.js';
 import { webhookHeaders } from './webhook-signature.js';
@@ -94,11 +94,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   tick(): void {
     if (this.stopped) return;
     for (const url of this.receivers) {
-      if (!this.running.has(url)) this.pass(url).catch(() => undefined);
+      if (!this.running.has(url)) this.pass(url).catch((error) => this.databaseFailed(error));
     }
     if (Date.now() - this.lastSweep >= SWEEP_MS) {
       this.lastSweep = Date.now();
-      this.store.sweep(this.receivers, this.busOn).catch(() => undefined);
+      this.store.sweep(this.receivers, this.busOn).catch((error) => this.databaseFailed(error));
     }
   }
 
@@ -194,7 +194,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return { delivered, error };
   }
 
-  private sendOne(url: string, row: OutboxRow) {
+  private sendOne(url: string, row: OutboxRow): Promise<DeliveryOutcome> {
     const { secret, timeoutMs } = this.config.webhooks;
     // The very JSON the bus carries inside its envelope.
     const body = envelope(row, this.config.notify.publisherId)['oslo.message'];
@@ -216,6 +216,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     } else if (failuresBefore > 0) {
       this.logger.log({ msg: 'webhook receiver taking deliveries again', receiver });
     }
+  }
+
+  /** The database's outages are reported by the manager's polls and /readyz. */
+  private databaseFailed(error: unknown): void {
+    this.logger.debug({ msg: 'webhook pass not run', error: errorMessage(error) });
   }
 
   private async measureBacklog(url: string): Promise<void> {
