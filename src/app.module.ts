@@ -34,6 +34,7 @@ import { NovaDriver } from './compute/nova.driver.js';
 import { KEYSTONE, TrustsService } from './compute/trusts.service.js';
 import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
+import { PowerModule } from './power/power.module.js';
 import { ObservabilityModule } from './observability/observability.module.js';
 import { NotificationsModule } from './notifications/notifications.module.js';
 
@@ -141,6 +142,7 @@ export class AppModule {
         LeasesModule,
         SchedulerModule,
         EventsModule,
+        PowerModule,
       ],
       controllers: [VersionsController],
       providers: [

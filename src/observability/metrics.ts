@@ -123,6 +123,32 @@ export class Metrics {
     registers: [this.databaseRegistry],
   });
 
+  readonly powerTransitions = new Counter({
+    name: 'climate_power_transitions_total',
+    help: 'Power transitions this manager saw through, by target (on, off) and result (done, failed)',
+    labelNames: ['to', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  /** Reads the power plan's gauges at scrape time; set by the power module. */
+  powerReader: (() => Promise<void>) | null = null;
+
+  readonly powerHosts = new Gauge({
+    name: 'climate_power_hosts',
+    help: 'Hosts by power state (on, off, booting, stopping), read at scrape time',
+    labelNames: ['state'] as const,
+    registers: [this.databaseRegistry],
+    collect: () => this.powerReader?.(),
+  });
+
+  readonly powerOffHostHours = new Gauge({
+    name: 'climate_power_off_host_hours',
+    help: 'Host-hours powered off over the past 30 days and planned off over the next 30 (window)',
+    labelNames: ['window'] as const,
+    registers: [this.databaseRegistry],
+    collect: () => this.powerReader?.(),
+  });
+
   readonly dbPool = new Gauge({
     name: 'climate_db_pool_connections',
     help: 'Database pool: connections open (total) and idle, and the pool size (max)',

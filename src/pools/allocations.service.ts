@@ -9,6 +9,7 @@ import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
 import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
+import { PowerReadiness } from './power-readiness.js';
 import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
 import { isUuid } from '../common/ids.js';
 import type { AllocationResponse } from './dto/allocation.dto.js';
@@ -47,6 +48,7 @@ export class AllocationsService {
     private readonly queries: HostQueryBuilder,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly readiness: PowerReadiness,
   ) {}
 
   /**
@@ -144,7 +146,8 @@ export class AllocationsService {
     );
     // A window is only free if the cleaning time after it is free too.
     const cleaning = this.config.cleaningTimeMinutes * 60_000;
-    const starts = await this.allocations.earliestStarts(
+    // Powered-off hosts count from when they could be on and prepared.
+    const starts = await this.readiness.earliestStarts(
       em,
       q,
       count,

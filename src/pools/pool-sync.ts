@@ -48,17 +48,19 @@ export class PoolSync {
   /**
    * The reservation's pool holds exactly its allocated hosts. A host joins only from the
    * freepool; one still in another pool (the previous lease has not ended yet) fails the
-   * attempt, and the manager retries it.
+   * attempt, and the manager retries it. `projects` (default: those the metadata lets
+   * in) may keep their servers on joining hosts; the power plan's prepare step names
+   * them while the metadata lets nobody in yet.
    */
   async syncReservationPool(
     reservationId: string,
     metadata: Record<string, string>,
+    projects?: string[],
   ): Promise<void> {
     const zone = reservationZone(reservationId);
-    const tenants = new Set([
-      metadata['blazar:owner'],
-      ...(metadata.filter_tenant_id ?? '').split(','),
-    ]);
+    const tenants = new Set(
+      projects ?? [metadata['blazar:owner'], ...(metadata.filter_tenant_id ?? '').split(',')],
+    );
     const { joined, left } = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       await this.pools.ensure(tx, reservationId, 'reservation', now, {

@@ -7,6 +7,7 @@ import { PoolSync } from './pool-sync.js';
 import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
+import { PowerReadiness } from './power-readiness.js';
 
 /**
  * Pools (freepool, shared, recycle, reservation and topology aggregates) and their sync
@@ -22,6 +23,7 @@ import { PoolsService } from './pools.service.js';
     PoolSync,
     PoolsRepository,
     PoolsService,
+    PowerReadiness,
   ],
   exports: [
     COMPUTE_DRIVER,
@@ -31,6 +33,7 @@ import { PoolsService } from './pools.service.js';
     PoolSync,
     PoolsRepository,
     PoolsService,
+    PowerReadiness,
   ],
 })
 export class PoolsModule {

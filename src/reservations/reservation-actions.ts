@@ -10,6 +10,7 @@ import { sql } from '../database/sql.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
+import { PowerReadiness } from '../pools/power-readiness.js';
 import { Reservation } from './entities/reservation.entity.js';
 
 /**
@@ -26,6 +27,7 @@ export class ReservationActions {
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly enforcement: UsageEnforcement,
+    private readonly readiness: PowerReadiness,
   ) {}
 
   /** One plugin action, with the plugin's time limit and its name on errors. */
@@ -40,6 +42,8 @@ export class ReservationActions {
 
   async start(lease: Lease, reservations: Reservation[]): Promise<void> {
     for (const r of reservations.filter((r) => r.status === 'pending')) {
+      // Never on a host that is off or still booting: the start waits for it.
+      await this.readiness.assertOn(this.dataSource.manager, r.id);
       await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
       // Only from pending: a start that stalled past its claim must not revive a
       // reservation that another manager has ended meanwhile.

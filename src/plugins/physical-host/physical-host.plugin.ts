@@ -11,6 +11,7 @@ import type { Reservation } from '../../reservations/entities/reservation.entity
 import { AllocationsRepository, occupied, Span } from '../../pools/allocations.repository.js';
 import { combine, HostQuery, HostQueryBuilder } from '../../scheduler/host-query.js';
 import { PoolSync } from '../../pools/pool-sync.js';
+import { PowerReadiness } from '../../pools/power-readiness.js';
 import type { ResourcePlugin, Window } from '../resource-plugin.js';
 import { asHostParams, HostParams, validateHostParams } from './host-params.js';
 import { HostMover } from './host-mover.js';
@@ -40,6 +41,7 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     private readonly pools: PoolSync,
     @Inject(CONFIG) private readonly config: Config,
     private readonly mover: HostMover,
+    private readonly readiness: PowerReadiness,
   ) {}
 
   evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
@@ -83,7 +85,10 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     const params = asHostParams(reservation.params);
     const q = await this.query(tx, params);
     const during = this.span(window);
-    const hosts = await this.allocations.findFree(tx, q, during, params);
+    // Only hosts that can be powered on and prepared by the start.
+    const hosts = await this.readiness.pick(tx, q, window.start, (ready, exclude) =>
+      this.allocations.findFree(tx, ready, during, params, { exclude }),
+    );
     if (hosts.length < params.min) throw await this.noRoom(tx, q, params.min, window);
     await this.allocations.insert(tx, reservation.id, hosts, during);
   }
@@ -105,10 +110,12 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     const wanted = { min: Math.max(params.min - kept.length, 0), max: params.max - kept.length };
     const added =
       wanted.max > 0
-        ? await this.allocations.findFree(tx, q, during, wanted, {
-            ownReservation: reservation.id,
-            exclude: kept,
-          })
+        ? await this.readiness.pick(tx, q, window.start, (ready, exclude) =>
+            this.allocations.findFree(tx, ready, during, wanted, {
+              ownReservation: reservation.id,
+              exclude: [...kept, ...exclude],
+            }),
+          )
         : [];
     if (kept.length + added.length < params.min) throw await this.noRoom(tx, q, params.min, window);
     await this.allocations.insert(tx, reservation.id, added, during);
@@ -186,7 +193,8 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     window: Window,
   ): Promise<Conflict> {
     const duration = this.span(window).end.getTime() - window.start.getTime();
-    const [first] = await this.allocations.earliestStarts(tx, q, min, duration, window.start, 1);
+    // The earliest start a host could make, powered-off hosts booting in time included.
+    const [first] = await this.readiness.earliestStarts(tx, q, min, duration, window.start, 1);
     if (first === undefined) {
       return new NotEnoughHosts(`: fewer than ${min} hosts match the request`);
     }

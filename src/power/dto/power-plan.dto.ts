@@ -1,0 +1,76 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { ApiWireDate } from '../../common/dto/wire-date.decorator.js';
+
+export const POWER_STATES = ['on', 'off', 'booting', 'stopping'] as const;
+
+export class PowerTransitionResponse {
+  @ApiWireDate({ description: 'When the power plan switches the host (UTC)' })
+  at!: string;
+
+  @ApiProperty({ enum: ['on', 'off'] })
+  to!: 'on' | 'off';
+}
+
+/** One host's power: its state now and its planned transitions over the next 30 days. */
+export class HostPowerResponse {
+  @ApiProperty({ pattern: '^[0-9]+$', example: '1' })
+  id!: string;
+
+  @ApiProperty()
+  hypervisor_hostname!: string;
+
+  @ApiProperty({ enum: POWER_STATES })
+  power_state!: (typeof POWER_STATES)[number];
+
+  @ApiProperty({ description: "An admin's mark: never powered off" })
+  always_on!: boolean;
+
+  @ApiProperty({
+    description:
+      'The power plan may switch it off: reservable and in the reservation pool, not marked always on',
+  })
+  in_plan!: boolean;
+
+  @ApiProperty({ type: [PowerTransitionResponse] })
+  transitions!: PowerTransitionResponse[];
+}
+
+export class HostHoursOffResponse {
+  @ApiProperty({ description: 'Host-hours powered off over the past 30 days' })
+  past_30_days!: number;
+
+  @ApiProperty({ description: 'Host-hours the plan keeps off over the next 30 days' })
+  next_30_days!: number;
+}
+
+/** GET /v1/power-plan. */
+export class PowerPlanBody {
+  @ApiProperty({ description: 'POWER_PLAN=on; off, every host is kept on' })
+  enabled!: boolean;
+
+  @ApiProperty({ type: 'integer', description: 'POWER_OFF_IDLE_MINUTES' })
+  off_idle_minutes!: number;
+
+  @ApiProperty({ type: 'integer', description: 'POWER_BOOT_SECONDS' })
+  boot_seconds!: number;
+
+  @ApiProperty({ type: 'integer', description: 'PROVISIONING_LEAD_MINUTES' })
+  provisioning_lead_minutes!: number;
+
+  @ApiProperty({ type: HostHoursOffResponse })
+  host_hours_off!: HostHoursOffResponse;
+
+  @ApiProperty({ type: [HostPowerResponse] })
+  hosts!: HostPowerResponse[];
+}
+
+/** PUT /v1/os-hosts/{id}/power (checked by hand). */
+export class HostPowerRequest {
+  @ApiProperty({ description: 'true: the power plan never powers the host off' })
+  always_on!: boolean;
+}
+
+export class HostPowerBody {
+  @ApiProperty({ type: HostPowerResponse })
+  host!: HostPowerResponse;
+}

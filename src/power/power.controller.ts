@@ -1,0 +1,53 @@
+import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Caller } from '../common/auth/caller.decorator.js';
+import type { Identity } from '../common/auth/identity.js';
+import { requireAdmin } from '../common/auth/policy.js';
+import { ApiErrors } from '../common/dto/api-errors.decorator.js';
+import { InvalidInput, MissingParameter } from '../common/errors.js';
+import { toBoolean } from '../hosts/host-fields.js';
+import { HostPowerBody, HostPowerRequest, PowerPlanBody } from './dto/power-plan.dto.js';
+import { PowerAdmin } from './power-admin.js';
+import { PowerReport } from './power-report.js';
+
+/** The power plan (docs/power.md): what it does, and the admin's "always on" mark. Admin only. */
+@Controller('v1')
+export class PowerController {
+  constructor(
+    private readonly report: PowerReport,
+    private readonly admin: PowerAdmin,
+  ) {}
+
+  @Get('power-plan')
+  @ApiOperation({
+    summary:
+      "Each host's power state and planned transitions; host-hours off, past and next 30 days",
+  })
+  @ApiOkResponse({ type: PowerPlanBody, description: 'The power plan' })
+  @ApiErrors(401, 403, 503)
+  async plan(@Caller() caller: Identity): Promise<PowerPlanBody> {
+    requireAdmin(caller, 'climate:power_plan:get');
+    return this.report.report();
+  }
+
+  @Put('os-hosts/:id/power')
+  @ApiOperation({ summary: 'Mark a host always on (never powered off by the plan), or not' })
+  @ApiBody({ type: HostPowerRequest })
+  @ApiOkResponse({ type: HostPowerBody, description: "The host's power" })
+  @ApiErrors(400, 401, 403, 404, 503)
+  async setPower(
+    @Caller() caller: Identity,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<HostPowerBody> {
+    requireAdmin(caller, 'climate:oshosts:power');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidInput('The body must be a JSON object');
+    }
+    const { always_on: alwaysOn, ...rest } = body as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw new InvalidInput(`Unknown parameter ${unknown.join(', ')}`);
+    if (alwaysOn === undefined) throw new MissingParameter('always_on');
+    return { host: await this.admin.setAlwaysOn(id, toBoolean('always_on', alwaysOn)) };
+  }
+}

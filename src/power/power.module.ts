@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { PowerAdmin } from './power-admin.js';
+import { PowerController } from './power.controller.js';
+import { PowerReport } from './power-report.js';
+import { PowerRepository } from './power.repository.js';
+import { PowerService } from './power.service.js';
+import { PowerTransitions } from './power-transitions.js';
+import { Provisioning } from './provisioning.js';
+
+/**
+ * The power plan and the provisioning lead time (docs/power.md): idle hosts of the
+ * reservation pool powered off and on again in time, hosts prepared before a lease's
+ * start, and what it does for admins and /metrics. Availability and the start's wait
+ * for hosts that are not on live with the pools (PowerReadiness).
+ */
+@Module({
+  controllers: [PowerController],
+  providers: [
+    PowerAdmin,
+    PowerReport,
+    PowerRepository,
+    PowerService,
+    PowerTransitions,
+    Provisioning,
+  ],
+  exports: [PowerService],
+})
+export class PowerModule {}

@@ -1,0 +1,267 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { sql } from '../database/sql.js';
+import { HOST_USAGE } from '../pools/allocations.repository.js';
+import type { Interval, PowerState } from './power-plan.js';
+
+/** A host with its power record and whether the power plan may switch it off. */
+export interface HostPower {
+  hostId: number;
+  name: string;
+  state: PowerState;
+  deadline: Date | null;
+  changedAt: Date;
+  alwaysOn: boolean;
+  /** Reservable and in the reservation pool (the freepool or a reservation's pool). */
+  managed: boolean;
+}
+
+interface HostPowerRow {
+  host_id: number;
+  name: string;
+  state: PowerState;
+  deadline: Date | null;
+  changed_at: Date;
+  always_on: boolean;
+  managed: boolean;
+}
+
+/** pg_advisory_xact_lock key of the power decisions (any constant no other lock uses). */
+const POWER_LOCK = 7_310_043;
+
+/**
+ * The power plan's record: `host_power` (state, deadline, claim, always-on mark) and
+ * `power_log` (every state a host entered, when). Transitions are claimed by
+ * compare-and-set on the state and the claim, so two managers never act on one host.
+ */
+@Injectable()
+export class PowerRepository {
+  /** Hosts registered since the last run get their record (on). */
+  async ensureRows(em: EntityManager, now: Date): Promise<void> {
+    await sql(
+      em,
+      `INSERT INTO host_power (host_id, changed_at)
+       SELECT h.id, $1 FROM hosts h
+        WHERE NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = h.id)
+       ON CONFLICT (host_id) DO NOTHING`,
+      [now],
+    );
+  }
+
+  /** Every host (or those of `ids`) with its power record, by id. */
+  async hosts(em: EntityManager, ids: number[] | null = null): Promise<HostPower[]> {
+    const { rows } = await sql<HostPowerRow>(
+      em,
+      `SELECT h.id AS host_id, h.hypervisor_hostname AS name, hp.state, hp.deadline,
+              hp.changed_at, hp.always_on,
+              coalesce(h.reservable AND ah.kind IN ('freepool', 'reservation'), false) AS managed
+         FROM hosts h JOIN host_power hp ON hp.host_id = h.id
+         LEFT JOIN aggregate_hosts ah
+           ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
+        WHERE $1::int[] IS NULL OR h.id = ANY($1::int[])
+        ORDER BY h.id`,
+      [ids],
+    );
+    return rows.map((r) => ({
+      hostId: r.host_id,
+      name: r.name,
+      state: r.state,
+      deadline: r.deadline,
+      changedAt: r.changed_at,
+      alwaysOn: r.always_on,
+      managed: r.managed,
+    }));
+  }
+
+  /** What the backlog holds on each host over [from, until): allocations and slots. */
+  async usage(
+    em: EntityManager,
+    from: Date,
+    until: Date,
+    ids: number[] | null = null,
+  ): Promise<Map<number, Interval[]>> {
+    const { rows } = await sql<{ host_id: number; s: Date; e: Date }>(
+      em,
+      `SELECT a.host_id, lower(a.during) AS s, upper(a.during) AS e FROM ${HOST_USAGE} a
+        WHERE a.during && tstzrange($1, $2, '[)')
+          AND ($3::int[] IS NULL OR a.host_id = ANY($3::int[]))`,
+      [from, until, ids],
+    );
+    const usage = new Map<number, Interval[]>();
+    for (const r of rows) {
+      const list = usage.get(r.host_id) ?? [];
+      list.push({ start: r.s.getTime(), end: r.e.getTime() });
+      usage.set(r.host_id, list);
+    }
+    return usage;
+  }
+
+  /**
+   * Takes the decision lock of this transaction, or false when another manager is
+   * deciding now (it then decides for everyone; this one skips the round).
+   */
+  async tryDecisionLock(tx: EntityManager): Promise<boolean> {
+    const { rows } = await sql<{ locked: boolean }>(
+      tx,
+      `SELECT pg_try_advisory_xact_lock(${POWER_LOCK}) AS locked`,
+    );
+    return rows[0].locked;
+  }
+
+  /** Transitions begun (booting, stopping) since `since`, by any manager. */
+  async begunSince(em: EntityManager, since: Date): Promise<number> {
+    const { rows } = await sql<{ n: number }>(
+      em,
+      `SELECT count(*)::int AS n FROM power_log WHERE at > $1 AND state IN ('booting', 'stopping')`,
+      [since],
+    );
+    return rows[0].n;
+  }
+
+  /** Of `ids`, the hosts this transaction could lock (others are being allocated now). */
+  async lockHosts(tx: EntityManager, ids: number[]): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await sql<{ id: number }>(
+      tx,
+      `SELECT id FROM hosts WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
+      [ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Begins a transition on the hosts still in state `from` and not claimed by another
+   * manager: the transitional state, its deadline, and this manager's claim. Returns the
+   * hosts it began.
+   */
+  async begin(
+    tx: EntityManager,
+    ids: number[],
+    from: PowerState,
+    to: 'booting' | 'stopping',
+    now: Date,
+    deadline: Date,
+    claim: { owner: string; until: Date },
+  ): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await sql<{ host_id: number }>(
+      tx,
+      `UPDATE host_power SET state = $3, deadline = $5, changed_at = $4,
+              claimed_by = $6, claim_expires_at = $7
+        WHERE host_id = ANY($1::int[]) AND state = $2
+          AND (claimed_by IS NULL OR claim_expires_at < $4)
+        RETURNING host_id`,
+      [ids, from, to, now, deadline, claim.owner, claim.until],
+    );
+    const begun = rows.map((r) => r.host_id);
+    await this.log(tx, begun, to, now);
+    return begun;
+  }
+
+  /** Ends a transition this manager holds: the host is `to` now. False if it lost it. */
+  async settle(
+    tx: EntityManager,
+    hostId: number,
+    from: 'booting' | 'stopping',
+    to: 'on' | 'off',
+    now: Date,
+    owner: string,
+  ): Promise<boolean> {
+    const { affected } = await sql(
+      tx,
+      `UPDATE host_power SET state = $3, deadline = NULL, changed_at = $4,
+              claimed_by = NULL, claim_expires_at = NULL
+        WHERE host_id = $1 AND state = $2 AND claimed_by = $5`,
+      [hostId, from, to, now, owner],
+    );
+    if (affected !== 1) return false;
+    await this.log(tx, [hostId], to, now);
+    return true;
+  }
+
+  /** Lets go of this manager's claims (the transitions stay for the next run). */
+  async release(em: EntityManager, ids: number[], owner: string): Promise<void> {
+    if (ids.length === 0) return;
+    await sql(
+      em,
+      `UPDATE host_power SET claimed_by = NULL, claim_expires_at = NULL
+        WHERE host_id = ANY($1::int[]) AND claimed_by = $2`,
+      [ids, owner],
+    );
+  }
+
+  /**
+   * Claims transitions nobody holds (or whose holder died: its claim expired), to see
+   * them through: up to `limit`, skipping rows another manager is claiming right now.
+   */
+  async claimUnsettled(
+    em: EntityManager,
+    now: Date,
+    claim: { owner: string; until: Date },
+    limit: number,
+  ): Promise<{ hostId: number; name: string; state: 'booting' | 'stopping' }[]> {
+    const { rows } = await sql<{ host_id: number; name: string; state: 'booting' | 'stopping' }>(
+      em,
+      `UPDATE host_power hp SET claimed_by = $2, claim_expires_at = $3
+         FROM hosts h
+        WHERE h.id = hp.host_id AND hp.host_id IN (
+                SELECT host_id FROM host_power
+                 WHERE state IN ('booting', 'stopping')
+                   AND (claimed_by IS NULL OR claim_expires_at < $1)
+                 ORDER BY deadline LIMIT $4 FOR UPDATE SKIP LOCKED)
+        RETURNING hp.host_id, h.hypervisor_hostname AS name, hp.state`,
+      [now, claim.owner, claim.until, limit],
+    );
+    return rows.map((r) => ({ hostId: r.host_id, name: r.name, state: r.state }));
+  }
+
+  async setAlwaysOn(
+    em: EntityManager,
+    hostId: number,
+    alwaysOn: boolean,
+    now: Date,
+  ): Promise<void> {
+    await sql(
+      em,
+      `INSERT INTO host_power (host_id, changed_at, always_on) VALUES ($1, $2, $3)
+       ON CONFLICT (host_id) DO UPDATE SET always_on = $3`,
+      [hostId, now, alwaysOn],
+    );
+  }
+
+  /** Milliseconds each host spent off in [since, now), from the log. */
+  async offSince(em: EntityManager, since: Date, now: Date): Promise<Map<number, number>> {
+    const { rows } = await sql<{ host_id: number; ms: string }>(
+      em,
+      `WITH log AS (
+         SELECT host_id, state, at,
+                coalesce(lead(at) OVER (PARTITION BY host_id ORDER BY at, id), $2) AS until
+           FROM power_log WHERE at < $2)
+       SELECT host_id,
+              sum(extract(epoch FROM least(until, $2) - greatest(at, $1)) * 1000) AS ms
+         FROM log WHERE state = 'off' AND until > $1 GROUP BY host_id`,
+      [since, now],
+    );
+    return new Map(rows.map((r) => [r.host_id, Number(r.ms)]));
+  }
+
+  /** Forgets log entries before `before`, keeping each host's last one (its state then). */
+  async prune(em: EntityManager, before: Date): Promise<void> {
+    await sql(
+      em,
+      `DELETE FROM power_log l WHERE l.at < $1 AND EXISTS (
+         SELECT 1 FROM power_log n WHERE n.host_id = l.host_id AND n.at < $1
+            AND (n.at, n.id) > (l.at, l.id))`,
+      [before],
+    );
+  }
+
+  private async log(em: EntityManager, ids: number[], state: PowerState, at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await sql(
+      em,
+      `INSERT INTO power_log (host_id, state, at) SELECT h, $2, $3 FROM unnest($1::int[]) h`,
+      [ids, state, at],
+    );
+  }
+}

@@ -1,0 +1,86 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { errorMessage } from '../observability/bounded.js';
+import { PowerTransitions } from './power-transitions.js';
+import { PowerRepository } from './power.repository.js';
+import { Provisioning } from './provisioning.js';
+
+const DAY = 86_400_000;
+
+/** How long the log keeps what it needs for the past-30-days figure. */
+const LOG_DAYS = 31;
+
+/**
+ * The power plan's periodic run, where the manager runs (every POWER_INTERVAL_MS): see
+ * unsettled transitions through, begin the ones the backlog asks for now, prepare the
+ * reservations within the lead time. Each run starts from the database alone, so any
+ * replica may run it, and a restart loses nothing.
+ */
+@Injectable()
+export class PowerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('power');
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<void> | null = null;
+  private prunedAt = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repo: PowerRepository,
+    private readonly transitions: PowerTransitions,
+    private readonly provisioning: Provisioning,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.role === 'api' || !this.config.managerTimer) return;
+    this.timer = setInterval(() => void this.run(), this.config.power.intervalMs);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.current;
+  }
+
+  /** One run (a run already going is shared, not doubled). */
+  run(): Promise<void> {
+    this.current ??= this.once().finally(() => {
+      this.current = null;
+    });
+    return this.current;
+  }
+
+  private async once(): Promise<void> {
+    const steps: [string, () => Promise<void>][] = [
+      ['records', () => this.repo.ensureRows(this.dataSource.manager, this.clock.now())],
+      ['finish', () => this.transitions.finish()],
+      ['decide', async () => this.transitions.act(await this.transitions.decide())],
+      ['prepare', () => this.provisioning.run()],
+      ['prune', () => this.prune()],
+    ];
+    // One failing step never stops the others.
+    for (const [step, work] of steps) {
+      try {
+        await work();
+      } catch (error) {
+        this.logger.error({ msg: `power plan ${step} failed`, error: errorMessage(error) });
+      }
+    }
+  }
+
+  private async prune(): Promise<void> {
+    const now = this.clock.now().getTime();
+    if (now - this.prunedAt < DAY) return;
+    await this.repo.prune(this.dataSource.manager, new Date(now - LOG_DAYS * DAY));
+    this.prunedAt = now;
+  }
+}
