@@ -149,7 +149,17 @@ describe('the OpenAPI document', () => {
     await call('PUT /v1/os-hosts/{id}/pool', { params: { id: spare }, body: { pool: 'nowhere' } });
     await call('DELETE /v1/os-hosts/{id}', { params: { id: spare } });
     await call('DELETE /v1/os-hosts/{id}', { params: { id: spare } });
+    await powerRoutes(ids[0]);
     return ids;
+  }
+
+  async function powerRoutes(host: string): Promise<void> {
+    await call('GET /v1/power-plan');
+    await call('GET /v1/power-plan', { headers: MEMBER });
+    const power = 'PUT /v1/os-hosts/{id}/power';
+    await call(power, { params: { id: host }, body: { always_on: true } });
+    await call(power, { params: { id: host }, body: { always_on: 'maybe' } });
+    await call(power, { params: { id: '999999' }, body: { always_on: false } });
   }
 
   async function leaseRoutes(hosts: string[]): Promise<void> {
