@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { isResourceBusy } from '../common/errors.js';
+import { isResourceBusy, ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
@@ -109,7 +109,12 @@ export class EventRunner {
       const step = STEPS[event.eventType];
       if (step.skip.includes(lease.status)) return null;
       if (!mayRun(step, lease.status)) {
-        throw new NotReady(`lease is ${lease.status}, not ready for ${event.eventType}`);
+        const reason = `lease is ${lease.status}, not ready for ${event.eventType}`;
+        // Its start is still waiting (e.g. for a host to boot): wait with it, uncounted.
+        if (event.eventType === 'before_end_lease' && lease.status === 'PENDING') {
+          throw new ResourceBusy(reason);
+        }
+        throw new NotReady(reason);
       }
       const previous = lease.status;
       if (step.during !== null && lease.status !== step.during) {
