@@ -20,6 +20,19 @@ export function occupied(window: Span, cleaningMinutes: number): Span {
 export const HOST_USAGE = `(SELECT reservation_id, host_id, during FROM host_allocations
    UNION ALL SELECT reservation_id, host_id, during FROM instance_allocations)`;
 
+/**
+ * What keeps hosts busy over `range` (SQL of a tstzrange): (host_id, during) of the
+ * whole-host allocations and instance slots overlapping it, on the hosts `hosts` (SQL of
+ * a set of ids). The one place that says how long an allocation holds its host for the
+ * availability search and the capacity plan (its range already ends after the cleaning
+ * time); a lead time before each start would widen `during` here (and `range` by as much).
+ */
+function busy(range: string, hosts: string): string {
+  return `(SELECT host_id, during FROM host_allocations WHERE during && ${range} AND host_id IN (${hosts})
+           UNION ALL
+           SELECT host_id, during FROM instance_allocations WHERE during && ${range} AND host_id IN (${hosts}))`;
+}
+
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
 function eligible(q: HostQuery): string {
   return `h.reservable
@@ -215,7 +228,9 @@ export class AllocationsRepository {
 
   /**
    * Earliest starts, from `from` on, at which `count` matching hosts are all free for
-   * `durationMs`: the candidates are `from` and every allocation end after it.
+   * `durationMs`: the candidates are `from` and every allocation end after it. Time is
+   * searched in chunks, nearest first, each twice as long as the last, so the cost
+   * follows the allocations near the answer, not all those after `from`.
    */
   async earliestStarts(
     em: EntityManager,
@@ -225,51 +240,96 @@ export class AllocationsRepository {
     from: Date,
     limit: number,
   ): Promise<{ start: Date; free: number }[]> {
+    const found: { start: Date; free: number }[] = [];
+    let width = Math.max(durationMs, 3_600_000);
+    for (let t0 = from; ; width *= 2) {
+      const t1 = new Date(t0.getTime() + width);
+      const chunk = await this.startsIn(
+        em,
+        q,
+        { from, t0, t1 },
+        durationMs,
+        count,
+        limit - found.length,
+      );
+      if (chunk.total < count) return [];
+      found.push(...chunk.starts);
+      if (found.length >= limit) return found;
+      const next = await this.nextEnd(em, t1);
+      if (next === null) return found;
+      t0 = next;
+    }
+  }
+
+  /**
+   * The starts in [t0, t1) (`from` and the allocation ends) with at least `count` matching
+   * hosts free for `durationMs`, by one sweep: a host is taken for a start t while t is in
+   * (lower - duration, upper) of one of its allocations; those spans are merged per host,
+   * then their bounds and the candidates are walked in time order, counting the hosts taken.
+   */
+  private async startsIn(
+    em: EntityManager,
+    q: HostQuery,
+    chunk: { from: Date; t0: Date; t1: Date },
+    durationMs: number,
+    count: number,
+    limit: number,
+  ): Promise<{ total: number; starts: { start: Date; free: number }[] }> {
     const params = [...q.params];
-    const fromP = bind(params, from);
-    const dur = bind(params, `${durationMs} milliseconds`);
+    const from = `${bind(params, chunk.from)}::timestamptz`;
+    const t0 = `${bind(params, chunk.t0)}::timestamptz`;
+    const t1 = `${bind(params, chunk.t1)}::timestamptz`;
+    const dur = `${bind(params, `${durationMs} milliseconds`)}::interval`;
     const need = bind(params, count);
     const lim = bind(params, limit);
-    // Candidate starts stream in time order (index on upper(during)); the first ones
-    // that leave enough hosts free win, so the search stops early. The two tables are
-    // walked apart: through a UNION ALL view the planner probes per host instead.
-    const { rows } = await sql<{ t: Date; free: string }>(
+    const { rows } = await sql<{ total: number; starts: Date[]; frees: number[] }>(
       em,
       `WITH matching AS MATERIALIZED (SELECT h.id FROM hosts h WHERE ${eligible(q)}),
-            ordered AS (
-              SELECT t FROM (
-                SELECT ${fromP}::timestamptz AS t
+            busy AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`, 'SELECT id FROM matching')},
+            taken AS (SELECT unnest(range_agg(tstzrange(lower(during) - ${dur}, upper(during), '()'))) AS r
+                        FROM busy GROUP BY host_id),
+            candidates AS (
+              SELECT DISTINCT t FROM (
+                SELECT ${from} AS t WHERE ${from} >= ${t0}
                 UNION ALL
-                SELECT upper(a.during) FROM host_allocations a
-                 WHERE upper(a.during) > ${fromP}::timestamptz
-                   AND a.host_id IN (SELECT id FROM matching)
-                UNION ALL
-                SELECT upper(a.during) FROM instance_allocations a
-                 WHERE upper(a.during) > ${fromP}::timestamptz
-                   AND a.host_id IN (SELECT id FROM matching)) x
-              ORDER BY t)
-       SELECT o.t, f.free FROM ordered o
-       CROSS JOIN LATERAL (
-         SELECT count(*) AS free FROM matching m WHERE NOT EXISTS (
-           SELECT 1 FROM ${HOST_USAGE} a WHERE a.host_id = m.id
-              AND a.during && tstzrange(o.t, o.t + ${dur}::interval, '[)'))) f
-       WHERE f.free >= ${need} LIMIT ${lim}::int * 4`,
+                SELECT upper(during) FROM busy
+                 WHERE upper(during) > ${from} AND upper(during) >= ${t0} AND upper(during) < ${t1}) c),
+            -- At one instant, spans that end (0) before the candidates (1) before spans that begin (2).
+            events AS (SELECT upper(r) AS t, 0 AS kind, -1 AS d FROM taken
+                       UNION ALL SELECT t, 1, 0 FROM candidates
+                       UNION ALL SELECT lower(r), 2, 1 FROM taken),
+            swept AS (SELECT t, kind, sum(d) OVER (ORDER BY t, kind ROWS UNBOUNDED PRECEDING) AS taken
+                        FROM events),
+            total AS (SELECT count(*)::int AS n FROM matching),
+            fit AS (SELECT s.t, (total.n - s.taken)::int AS free FROM swept s, total
+                     WHERE s.kind = 1 AND total.n - s.taken >= ${need} ORDER BY s.t LIMIT ${lim})
+       SELECT (SELECT n FROM total) AS total,
+              coalesce((SELECT array_agg(t ORDER BY t) FROM fit), '{}') AS starts,
+              coalesce((SELECT array_agg(free ORDER BY t) FROM fit), '{}') AS frees`,
       params,
     );
-    const seen = new Set<number>();
-    return rows
-      .filter((r) => !seen.has(r.t.getTime()) && seen.add(r.t.getTime()))
-      .slice(0, limit)
-      .map((r) => ({ start: r.t, free: Number(r.free) }));
+    const { total, starts, frees } = rows[0];
+    return { total, starts: starts.map((start, i) => ({ start, free: Number(frees[i]) })) };
+  }
+
+  /** The first allocation end at or after `t`, of any host, or null when there is none. */
+  private async nextEnd(em: EntityManager, t: Date): Promise<Date | null> {
+    const { rows } = await sql<{ t: Date | null }>(
+      em,
+      `SELECT least((SELECT min(upper(during)) FROM host_allocations WHERE upper(during) >= $1),
+                    (SELECT min(upper(during)) FROM instance_allocations WHERE upper(during) >= $1)) AS t`,
+      [t],
+    );
+    return rows[0].t;
   }
 
   /**
    * The capacity plan: per step of [start, end), how many matching hosts are in the
    * reservation pool, how many of those are reserved at some point of the step, and how
    * many matching hosts are out of the pool (shared or not reservable). Each allocation
-   * becomes the run of step numbers it touches; a host's runs are merged, so a host
-   * counts once per step; then +1 where a run begins and -1 where it ends, summed
-   * along the steps: linear in the allocations, whatever the number of steps.
+   * becomes the run of steps it touches (date_bin, no arithmetic per row); a host's runs
+   * are merged, so a host counts once per step; then +1 where a run begins and -1 where
+   * it ends, summed along the steps: linear in the allocations, whatever the steps.
    */
   async capacity(
     em: EntityManager,
@@ -278,39 +338,35 @@ export class AllocationsRepository {
     stepMs: number,
   ): Promise<{ start: Date; total: number; reserved: number; outOfPool: number }[]> {
     const params = [...q.params];
-    const start = bind(params, span.start);
-    const end = bind(params, span.end);
-    const step = bind(params, stepMs / 1000);
-    const index = (t: string) =>
-      `extract(epoch FROM ${t} - ${start}::timestamptz) / ${step}::numeric`;
-    const { rows } = await sql<{ t: Date; total: string; reserved: string; out_of_pool: string }>(
+    const start = `${bind(params, span.start)}::timestamptz`;
+    const end = `${bind(params, span.end)}::timestamptz`;
+    const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
+    const { rows } = await sql<{ t: Date; total: number; reserved: number; out_of_pool: number }>(
       em,
-      `WITH matching AS (
+      `WITH matching AS MATERIALIZED (
               SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
                 FROM hosts h WHERE (${q.where})),
-            counts AS (SELECT count(*) FILTER (WHERE in_pool) AS total,
-                              count(*) FILTER (WHERE NOT in_pool) AS out_of_pool FROM matching),
+            counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
+                              count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
             runs AS (
-              SELECT a.host_id,
-                     int4range(floor(${index(`greatest(lower(a.during), ${start}::timestamptz)`)})::int,
-                               ceil(${index(`least(upper(a.during), ${end}::timestamptz)`)})::int) AS r
-                FROM ${HOST_USAGE} a JOIN matching m ON m.id = a.host_id AND m.in_pool
-               WHERE a.during && tstzrange(${start}::timestamptz, ${end}::timestamptz, '[)')),
+              SELECT b.host_id,
+                     tstzrange(date_bin(${step}, greatest(lower(b.during), ${start}), ${start}),
+                               date_bin(${step}, upper(b.during) - interval '1 microsecond', ${start}) + ${step}) AS r
+                FROM ${busy(`tstzrange(${start}, ${end}, '[)')`, 'SELECT id FROM matching WHERE in_pool')} b),
             merged AS (SELECT unnest(range_agg(r)) AS r FROM runs GROUP BY host_id),
-            deltas AS (SELECT i, sum(d) AS d FROM (
-                         SELECT lower(r) AS i, 1 AS d FROM merged
-                         UNION ALL SELECT upper(r), -1 FROM merged) x GROUP BY i),
-            steps AS (SELECT i, ${start}::timestamptz + make_interval(secs => (i * ${step}::numeric)::float8) AS t
-                        FROM generate_series(0, ceil(${index(`${end}::timestamptz`)})::int - 1) i)
-       SELECT s.t, c.total, sum(coalesce(d.d, 0)) OVER (ORDER BY s.i) AS reserved, c.out_of_pool
-         FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.i = s.i ORDER BY s.i`,
+            deltas AS (SELECT t, sum(d) AS d FROM (
+                         SELECT lower(r) AS t, 1 AS d FROM merged
+                         UNION ALL SELECT upper(r), -1 FROM merged) x GROUP BY t),
+            steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t)
+       SELECT s.t, c.total, (sum(coalesce(d.d, 0)) OVER (ORDER BY s.t))::int AS reserved, c.out_of_pool
+         FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.t = s.t ORDER BY s.t`,
       params,
     );
     return rows.map((r) => ({
       start: r.t,
-      total: Number(r.total),
-      reserved: Number(r.reserved),
-      outOfPool: Number(r.out_of_pool),
+      total: r.total,
+      reserved: r.reserved,
+      outOfPool: r.out_of_pool,
     }));
   }
 }
