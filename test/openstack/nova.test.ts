@@ -4,10 +4,12 @@
  * nova-scheduler (see .ci/run). Run with `npm run test:openstack`. Every assertion is
  * Blazar's behaviour, seen through Nova's own API.
  */
+import { connect as amqpConnect } from 'amqplib';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { connect, createTestDatabase, TestDatabase } from '../support/database.js';
 import { Maintenance } from '../../src/plugins/maintenance.service.js';
+import { NovaListener } from '../../src/plugins/nova-listener.js';
 import { startApp, TestApp } from '../support/app.js';
 import { KeystoneClient } from '../../src/compute/keystone.client.js';
 import { NovaDriver } from '../../src/compute/nova.driver.js';
@@ -15,10 +17,12 @@ import {
   boot,
   CLIMATE_PORT,
   computeService,
+  forceDown,
   gone,
   keystone,
   KS,
   NOVA,
+  NOVA_BROKER,
   novaAs,
   placement,
   removeServers,
@@ -63,6 +67,16 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     domain: 'Default',
   });
   const driver = new FlakyNova(keystoneClient, NOVA, null, 90_000);
+  const climateEnv = {
+    PLUGINS: 'physical:host,virtual:instance',
+    AUTH_STRATEGY: 'keystone',
+    COMPUTE_DRIVER: 'nova',
+    KEYSTONE_URL: KS,
+    NOVA_URL: NOVA,
+    SERVICE_USERNAME: 'admin',
+    SERVICE_PASSWORD: 'adminpass',
+    SERVICE_PROJECT: 'admin',
+  };
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -76,16 +90,7 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
     t = await startApp({
       databaseUrl: db.url,
       driver,
-      env: {
-        PLUGINS: 'physical:host,virtual:instance',
-        AUTH_STRATEGY: 'keystone',
-        COMPUTE_DRIVER: 'nova',
-        KEYSTONE_URL: KS,
-        NOVA_URL: NOVA,
-        SERVICE_USERNAME: 'admin',
-        SERVICE_PASSWORD: 'adminpass',
-        SERVICE_PROJECT: 'admin',
-      },
+      env: climateEnv,
     });
     // nova-scheduler's filter asks this Climate
     await t.app.listen(CLIMATE_PORT, '127.0.0.1');
@@ -569,4 +574,72 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
       'fake-3',
     ]);
   });
+
+  it('should heal a running host reservation within seconds of Nova forcing its compute service down', async () => {
+    // A second Climate on the same database and clock listens to Nova's notifications
+    // (bringup with NOVA_NOTIFICATIONS=1); the other tests disable compute services on
+    // purpose and keep it off. Its queue is this test's own.
+    const queue = `climate-test-${Date.now()}`;
+    const listening = await startApp({
+      databaseUrl: db.url,
+      driver,
+      clock: t.clock,
+      env: { ...climateEnv, NOVA_NOTIFY_URL: NOVA_BROKER, NOVA_NOTIFY_QUEUE: queue },
+    });
+    try {
+      await listening.app.get(NovaListener).ready();
+      await failover();
+    } finally {
+      await listening.close();
+      const broker = await amqpConnect(NOVA_BROKER.replace(/^rabbit:/, 'amqp:'));
+      await (await broker.createChannel()).deleteQueue(queue);
+      await broker.close();
+    }
+  });
+
+  /** A running host reservation, its host forced down in Nova, then back up. */
+  async function failover(): Promise<void> {
+    const lease = await aliceLease('alice-failover', {
+      resource_type: 'physical:host',
+      min: 1,
+      max: 1,
+      hypervisor_properties: '',
+      resource_properties: '',
+    });
+    const reservationId = lease.body.lease.reservations[0].id as string;
+    await t.settle();
+    const poolHosts = async () =>
+      (await aggregates()).find((a) => a.name === reservationId)?.hosts ?? [];
+    const [failed] = await poolHosts();
+    expect(['fake-2', 'fake-3']).toContain(failed);
+    const spare = failed === 'fake-2' ? 'fake-3' : 'fake-2';
+    const reservable = async (name: string) =>
+      (
+        (await http.get(`/v1/os-hosts/${await hostId(name)}`).set('X-Auth-Token', admin)).body
+          .host as { reservable: boolean }
+      ).reservable;
+
+    const started = Date.now();
+    await forceDown(admin, failed, true);
+    try {
+      // Climate's manager timer is off here: no poll runs, only the notification can act.
+      for (let i = 0; i < 150 && (await poolHosts()).join() !== spare; i++) await sleep(100);
+      const seconds = (Date.now() - started) / 1000;
+      expect(await poolHosts()).toEqual([spare]);
+      expect(seconds).toBeLessThan(15);
+      expect(await reservable(failed)).toBe(false);
+      const healed = await leaseOf(lease.body.lease.id);
+      expect(healed.reservations[0].resources_changed).toBe(true);
+      expect(healed.degraded).toBe(false);
+    } finally {
+      await forceDown(admin, failed, false);
+    }
+    for (let i = 0; i < 150 && !(await reservable(failed)); i++) await sleep(100);
+    expect(await reservable(failed)).toBe(true);
+    await endAll();
+    expect((await aggregates()).find((a) => a.name === 'freepool')?.hosts.sort()).toEqual([
+      'fake-2',
+      'fake-3',
+    ]);
+  }
 });

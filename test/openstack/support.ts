@@ -3,6 +3,9 @@
 export const KS = process.env.OS_KEYSTONE_URL ?? 'http://127.0.0.1:5000/v3';
 export const NOVA = process.env.OS_NOVA_URL ?? 'http://127.0.0.1:8774/v2.1';
 export const PLACEMENT = process.env.OS_PLACEMENT_URL ?? 'http://127.0.0.1:8778';
+/** The RabbitMQ Nova publishes its notifications to (transport_url of nova.conf). */
+export const NOVA_BROKER =
+  process.env.OS_NOVA_TRANSPORT_URL ?? 'rabbit://openstack:rabbitpass@127.0.0.1:15673/';
 /** Where nova-scheduler's Climate filter finds Climate ([climate] url in nova.conf). */
 export const CLIMATE_PORT = Number(process.env.CLIMATE_TEST_PORT ?? 18778);
 
@@ -191,4 +194,24 @@ export async function computeService(adminToken: string, host: string, enabled: 
     { status: enabled ? 'enabled' : 'disabled', ...(enabled ? {} : { disabled_reason: 'test' }) },
     '2.53',
   );
+}
+
+/** Forces a compute host's service down or lifts it (what an operator or Masakari does). */
+export async function forceDown(adminToken: string, host: string, down: boolean): Promise<void> {
+  const { services } = (await novaAs(
+    adminToken,
+    'GET',
+    `/os-services?binary=nova-compute&host=${host}`,
+    undefined,
+    '2.53',
+  )) as { services: { id: string }[] };
+  const answer = await novaAs(
+    adminToken,
+    'PUT',
+    `/os-services/${services[0].id}`,
+    { forced_down: down },
+    '2.53',
+  );
+  const service = answer.service as { forced_down?: boolean } | undefined;
+  if (service?.forced_down !== down) throw new Error(`force down: ${JSON.stringify(answer)}`);
 }
