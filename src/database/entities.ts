@@ -12,6 +12,7 @@ import { NotificationOutbox1764400000000 } from './migrations/1764400000000-Noti
 import { LeaseListIndex1764500000000 } from './migrations/1764500000000-LeaseListIndex.js';
 import { WebhookDeliveries1764600000000 } from './migrations/1764600000000-WebhookDeliveries.js';
 import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js';
+import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   LeaseListIndex1764500000000,
   WebhookDeliveries1764600000000,
   PowerPlan1764800000000,
+  PowerServers1764810000000,
 ];

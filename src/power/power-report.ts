@@ -87,6 +87,7 @@ export class PowerReport implements OnModuleInit {
       hypervisor_hostname: host.name,
       power_state: host.state,
       always_on: host.alwaysOn,
+      holds_servers: host.holdsServers,
       in_plan: !keepOn,
       transitions: transitions.map((t) => ({ at: formatWireDate(new Date(t.at)), to: t.to })),
     };

@@ -103,11 +103,16 @@ export class PowerTransitions {
     const ons = planned
       .filter((p) => p.plan.want === 'on' && p.host.state === 'off')
       .sort((a, b) => a.neededAt - b.neededAt);
+    // Hosts last seen with servers are asked about last, so they never crowd others out.
     const offs = await this.withoutServers(
       planned
         .filter((p) => p.plan.want === 'off' && p.host.state === 'on')
-        .sort((a, b) => b.plan.offMs - a.plan.offMs)
-        .slice(0, Math.max(0, max - ons.length)),
+        .sort(
+          (a, b) =>
+            Number(a.host.holdsServers) - Number(b.host.holdsServers) ||
+            b.plan.offMs - a.plan.offMs,
+        ),
+      max - ons.length,
     );
     return withTransaction(this.dataSource, async (tx) => {
       if (!(await this.repo.tryDecisionLock(tx))) return [];
@@ -164,7 +169,7 @@ export class PowerTransitions {
     const hosts = await this.repo.hosts(em, ids);
     const usage = await this.repo.usage(em, now, new Date(until), ids);
     return hosts.map((host) => {
-      const situation = situationOf(host, usage, this.config.power.plan);
+      const situation = situationOf(host, usage, this.config.power.plan, true);
       const first = Math.min(...situation.busy.map((b) => b.start));
       return {
         host,
@@ -193,10 +198,16 @@ export class PowerTransitions {
     return offs.map((p) => p.host.hostId).filter((id) => idle.has(id));
   }
 
-  /** A host that holds servers is never powered off (nor one the driver cannot answer for). */
-  private async withoutServers(offs: Planned[]): Promise<Planned[]> {
+  /**
+   * Up to `wanted` of the candidates that hold no servers (a host with servers is never
+   * powered off, nor one the driver cannot answer for), asking about a few more than
+   * wanted at most; what is found is recorded for the plan's report.
+   */
+  private async withoutServers(offs: Planned[], wanted: number): Promise<Planned[]> {
     const kept: Planned[] = [];
-    for (const p of offs) {
+    const holding: number[] = [];
+    for (const p of offs.slice(0, Math.max(0, wanted) * 3)) {
+      if (kept.length >= wanted) break;
       try {
         const servers = await this.call(
           this.driver.serversOnHost(p.host.name),
@@ -204,6 +215,7 @@ export class PowerTransitions {
           p.host.name,
         );
         if (servers.length === 0) kept.push(p);
+        else holding.push(p.host.hostId);
       } catch (error) {
         this.logger.warn({
           msg: 'servers unknown; host kept on',
@@ -212,6 +224,13 @@ export class PowerTransitions {
         });
       }
     }
+    const em = this.dataSource.manager;
+    await this.repo.setHoldsServers(em, holding, true);
+    await this.repo.setHoldsServers(
+      em,
+      kept.map((p) => p.host.hostId),
+      false,
+    );
     return kept;
   }
 

@@ -12,6 +12,8 @@ export interface HostPower {
   deadline: Date | null;
   changedAt: Date;
   alwaysOn: boolean;
+  /** Servers were found on it when the plan last looked: kept on. */
+  holdsServers: boolean;
   /** Reservable and in the reservation pool (the freepool or a reservation's pool). */
   managed: boolean;
 }
@@ -23,6 +25,7 @@ interface HostPowerRow {
   deadline: Date | null;
   changed_at: Date;
   always_on: boolean;
+  holds_servers: boolean;
   managed: boolean;
 }
 
@@ -53,7 +56,7 @@ export class PowerRepository {
     const { rows } = await sql<HostPowerRow>(
       em,
       `SELECT h.id AS host_id, h.hypervisor_hostname AS name, hp.state, hp.deadline,
-              hp.changed_at, hp.always_on,
+              hp.changed_at, hp.always_on, hp.holds_servers,
               coalesce(h.reservable AND ah.kind IN ('freepool', 'reservation'), false) AS managed
          FROM hosts h JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
@@ -69,6 +72,7 @@ export class PowerRepository {
       deadline: r.deadline,
       changedAt: r.changed_at,
       alwaysOn: r.always_on,
+      holdsServers: r.holds_servers,
       managed: r.managed,
     }));
   }
@@ -226,6 +230,17 @@ export class PowerRepository {
       `INSERT INTO host_power (host_id, changed_at, always_on) VALUES ($1, $2, $3)
        ON CONFLICT (host_id) DO UPDATE SET always_on = $3`,
       [hostId, now, alwaysOn],
+    );
+  }
+
+  /** Records whether servers were found on these hosts. */
+  async setHoldsServers(em: EntityManager, ids: number[], holds: boolean): Promise<void> {
+    if (ids.length === 0) return;
+    await sql(
+      em,
+      `UPDATE host_power SET holds_servers = $2
+        WHERE host_id = ANY($1::int[]) AND holds_servers <> $2`,
+      [ids, holds],
     );
   }
 

@@ -14,17 +14,19 @@ export function powerSettings(config: Config): PowerSettings {
 /**
  * What the planner needs to know of a host. Kept on whatever the backlog: every host
  * while the power plan is off, a host out of the reservation pool (shared, recycle) or
- * failed, and a host an admin marked always on.
+ * failed, a host an admin marked always on, and one last seen holding servers (unless
+ * `recheckServers`: the manager then asks the compute service again).
  */
 export function situationOf(
   host: HostPower,
   usage: Map<number, Interval[]>,
   planOn: boolean,
+  recheckServers = false,
 ): HostSituation {
   return {
     state: host.state,
     changedAt: host.changedAt.getTime(),
-    keepOn: !planOn || !host.managed || host.alwaysOn,
+    keepOn: !planOn || !host.managed || host.alwaysOn || (host.holdsServers && !recheckServers),
     busy: usage.get(host.hostId) ?? [],
   };
 }

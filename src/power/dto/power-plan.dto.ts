@@ -25,9 +25,13 @@ export class HostPowerResponse {
   @ApiProperty({ description: "An admin's mark: never powered off" })
   always_on!: boolean;
 
+  @ApiProperty({ description: 'Servers were found on it when the plan last looked: kept on' })
+  holds_servers!: boolean;
+
   @ApiProperty({
     description:
-      'The power plan may switch it off: reservable and in the reservation pool, not marked always on',
+      'The power plan may switch it off: reservable, in the reservation pool, not marked ' +
+      'always on, holding no servers',
   })
   in_plan!: boolean;
 
