@@ -141,6 +141,46 @@ describe('the power plan with two managers on one database', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('should never power off a host that a concurrent lease takes for a start within its boot', async () => {
+    const [a, b] = managers;
+    for (let round = 0; round < 5; round++) {
+      const names = [1, 2, 3, 4].map((i) => `race-${round}-${i}`);
+      await addHosts(a.http, names, () => ({ set: `race-${round}` }));
+      // A minute before they may go off; the next run would switch them all off.
+      await together(30);
+      clock.advance(MINUTE);
+      const start = new Date(clock.now().getTime() + 2 * MINUTE).toISOString();
+      const end = new Date(clock.now().getTime() + 90 * MINUTE).toISOString();
+      // Two managers decide while four leases want these hosts for a start in 2 minutes.
+      const [, , ...created] = await Promise.all([
+        a.app.get(PowerService).run(),
+        b.app.get(PowerService).run(),
+        ...[0, 1, 2, 3].map((i) =>
+          (i % 2 === 0 ? a : b).http.post('/v1/leases').send({
+            name: `race-${round}-${i}`,
+            start_date: start,
+            end_date: end,
+            reservations: [
+              hostReservation({ resource_properties: `["==", "$set", "race-${round}"]` }),
+            ],
+          }),
+        ),
+      ]);
+      const ids = created.filter((r) => r.status === 201).map((r) => r.body.lease.id as string);
+      for (const r of created) expect([201, 409]).toContain(r.status);
+      const { rows } = await client.query(
+        `SELECT h.hypervisor_hostname AS host, hp.state FROM host_allocations ha
+           JOIN reservations r ON r.id = ha.reservation_id JOIN hosts h ON h.id = ha.host_id
+           JOIN host_power hp ON hp.host_id = ha.host_id
+          WHERE r.lease_id = ANY($1::uuid[])`,
+        [ids],
+      );
+      expect(rows.filter((r) => r.state !== 'on')).toEqual([]);
+      expect(rows).toHaveLength(ids.length);
+      for (const id of ids) await a.http.delete(`/v1/leases/${id}`).expect(204);
+    }
+  });
+
   async function hostIds(names: string[]): Promise<string[]> {
     const { rows } = await client.query(
       `SELECT id::text FROM hosts WHERE hypervisor_hostname = ANY($1) ORDER BY id`,
