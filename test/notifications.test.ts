@@ -148,6 +148,46 @@ describe('notifications on RabbitMQ', () => {
     expect(await outboxSize()).toBe(0);
   });
 
+  it('should send before_end_lease.stop when an update moves a done before-end into the future', async () => {
+    t.clock.set(new Date('2032-01-01T00:00:00Z'));
+    const created = await t.http
+      .post('/v1/leases')
+      .send({
+        name: 'extended',
+        start_date: '2032-01-01 01:00',
+        end_date: '2032-01-01 03:00',
+        reservations: [{ resource_type: t.recorder.resourceType }],
+      })
+      .expect(201);
+    const id = created.body.lease.id as string;
+    await publishAndReceive(1);
+    t.clock.advance(2.5 * HOUR);
+    await t.settle();
+    await publishAndReceive(2); // start_lease, before_end_lease
+
+    // A name change leaves the done before-end alone: lease.update only.
+    await t.http.put(`/v1/leases/${id}`).send({ name: 'extended-1' }).expect(200);
+    expect((await publishAndReceive(1)).map((m) => m.message.event_type)).toEqual(['lease.update']);
+    await t.http.put(`/v1/leases/${id}`).send({ end_date: '2032-01-01 06:00' }).expect(200);
+    const [stop, update] = await publishAndReceive(2);
+    expect([stop.message.event_type, update.message.event_type]).toEqual([
+      'lease.event.before_end_lease.stop',
+      'lease.update',
+    ]);
+    expect(stop.message.payload).toEqual({ ...(await show(id)), lease_id: id });
+    const beforeEnd = (stop.message.payload.events as { event_type: string; status: string }[])
+      .filter((e) => e.event_type === 'before_end_lease')
+      .map((e) => e.status);
+    expect(beforeEnd).toEqual(['UNDONE']);
+
+    t.clock.advance(4 * HOUR);
+    await t.settle();
+    expect((await publishAndReceive(2)).map((m) => m.message.event_type)).toEqual([
+      'lease.event.before_end_lease',
+      'lease.event.end_lease',
+    ]);
+  });
+
   it('should send nothing when a create or an update is refused and rolled back', async () => {
     t.clock.set(new Date('2031-01-01T00:00:00Z'));
     await t.http

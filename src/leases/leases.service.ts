@@ -31,6 +31,13 @@ import { LeaseFilter, LeasesRepository } from './leases.repository.js';
 
 export type LeaseWire = LeaseResponse;
 
+/** Blazar's `before_end_lease.stop`: the update made a done before-end event wait again. */
+function beforeEndRearmed(before: LeaseParts, after: LeaseParts): boolean {
+  const status = (parts: LeaseParts) =>
+    parts.events.find((e) => e.eventType === 'before_end_lease')?.status;
+  return status(before) === 'DONE' && status(after) === 'UNDONE';
+}
+
 /** Whether an update may change what the lease holds (its dates or reservations). */
 function allocates(dto: UpdateLeaseDto): boolean {
   return (
@@ -309,6 +316,9 @@ export class LeasesService {
       );
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       const after = await this.repo.parts(tx, updated);
+      if (beforeEndRearmed(parts, after)) {
+        await this.outbox.add(tx, 'lease.event.before_end_lease.stop', after);
+      }
       await this.outbox.add(tx, 'lease.update', after);
       return { parts: after, version: updated.version };
     });

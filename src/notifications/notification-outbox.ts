@@ -15,7 +15,9 @@ export type LeaseNotification =
   | 'lease.delete'
   | 'lease.event.start_lease'
   | 'lease.event.end_lease'
-  | 'lease.event.before_end_lease';
+  | 'lease.event.before_end_lease'
+  /** An update moved a done before-end event into the future: it will run again. */
+  | 'lease.event.before_end_lease.stop';
 
 /**
  * Writes a notification into the outbox in the caller's transaction, so it exists exactly
