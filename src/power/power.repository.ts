@@ -14,7 +14,10 @@ export interface HostPower {
   alwaysOn: boolean;
   /** Servers were found on it when the plan last looked: kept on. */
   holdsServers: boolean;
-  /** Reservable and in the reservation pool (the freepool or a reservation's pool). */
+  /**
+   * Reservable and in the freepool. A host in a reservation's pool (prepared, running,
+   * or ended but not yet handed back) is kept on; so is one shared or recycled.
+   */
   managed: boolean;
 }
 
@@ -57,7 +60,7 @@ export class PowerRepository {
       em,
       `SELECT h.id AS host_id, h.hypervisor_hostname AS name, hp.state, hp.deadline,
               hp.changed_at, hp.always_on, hp.holds_servers,
-              coalesce(h.reservable AND ah.kind IN ('freepool', 'reservation'), false) AS managed
+              coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed
          FROM hosts h JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
            ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')

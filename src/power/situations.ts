@@ -13,9 +13,9 @@ export function powerSettings(config: Config): PowerSettings {
 
 /**
  * What the planner needs to know of a host. Kept on whatever the backlog: every host
- * while the power plan is off, a host out of the reservation pool (shared, recycle) or
- * failed, a host an admin marked always on, and one last seen holding servers (unless
- * `recheckServers`: the manager then asks the compute service again).
+ * while the power plan is off, a host out of the freepool (in a reservation's pool,
+ * shared, recycled) or failed, a host an admin marked always on, and one last seen
+ * holding servers (unless `recheckServers`: the manager then asks the compute service).
  */
 export function situationOf(
   host: HostPower,

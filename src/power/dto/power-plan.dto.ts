@@ -30,7 +30,7 @@ export class HostPowerResponse {
 
   @ApiProperty({
     description:
-      'The power plan may switch it off: reservable, in the reservation pool, not marked ' +
+      'The power plan may switch it off: reservable, in the freepool, not marked ' +
       'always on, holding no servers',
   })
   in_plan!: boolean;
