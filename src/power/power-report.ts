@@ -45,7 +45,6 @@ export class PowerReport implements OnModuleInit {
     const em = this.dataSource.manager;
     const now = this.clock.now();
     const s = powerSettings(this.config);
-    await this.repo.ensureRows(em, now);
     const hosts = await this.repo.hosts(em, ids);
     const until = now.getTime() + DAYS_30;
     const usage = await this.repo.usage(em, now, new Date(until + s.leadMs), ids);

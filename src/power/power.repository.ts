@@ -54,14 +54,16 @@ export class PowerRepository {
     );
   }
 
-  /** Every host (or those of `ids`) with its power record, by id. */
+  /** Every host (or those of `ids`) with its power record (on, for one just registered), by id. */
   async hosts(em: EntityManager, ids: number[] | null = null): Promise<HostPower[]> {
     const { rows } = await sql<HostPowerRow>(
       em,
-      `SELECT h.id AS host_id, h.hypervisor_hostname AS name, hp.state, hp.deadline,
-              hp.changed_at, hp.always_on, hp.holds_servers,
+      `SELECT h.id AS host_id, h.hypervisor_hostname AS name, coalesce(hp.state, 'on') AS state,
+              hp.deadline, coalesce(hp.changed_at, h.created_at) AS changed_at,
+              coalesce(hp.always_on, false) AS always_on,
+              coalesce(hp.holds_servers, false) AS holds_servers,
               coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed
-         FROM hosts h JOIN host_power hp ON hp.host_id = h.id
+         FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
            ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
         WHERE $1::int[] IS NULL OR h.id = ANY($1::int[])
