@@ -11,6 +11,7 @@ import { SharedPoolIndex1764300000000 } from './migrations/1764300000000-SharedP
 import { NotificationOutbox1764400000000 } from './migrations/1764400000000-NotificationOutbox.js';
 import { LeaseListIndex1764500000000 } from './migrations/1764500000000-LeaseListIndex.js';
 import { WebhookDeliveries1764600000000 } from './migrations/1764600000000-WebhookDeliveries.js';
+import { SlotEndsIndex1764700000000 } from './migrations/1764700000000-SlotEndsIndex.js';
 import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js';
 import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
 import { Host } from '../hosts/entities/host.entity.js';
@@ -26,6 +27,7 @@ export const MIGRATIONS = [
   NotificationOutbox1764400000000,
   LeaseListIndex1764500000000,
   WebhookDeliveries1764600000000,
+  SlotEndsIndex1764700000000,
   PowerPlan1764800000000,
   PowerServers1764810000000,
 ];

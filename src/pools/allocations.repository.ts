@@ -22,15 +22,17 @@ export const HOST_USAGE = `(SELECT reservation_id, host_id, during FROM host_all
 
 /**
  * What keeps hosts busy over `range` (SQL of a tstzrange): (host_id, during) of the
- * whole-host allocations and instance slots overlapping it, on the hosts `hosts` (SQL of
- * a set of ids). The one place that says how long an allocation holds its host for the
- * availability search and the capacity plan (its range already ends after the cleaning
- * time); a lead time before each start would widen `during` here (and `range` by as much).
+ * whole-host allocations and instance slots overlapping it, on the hosts `h` for which
+ * `hosts` (SQL over `h`) holds. The one place that says how long an allocation holds its
+ * host for the availability search and the capacity plan (its range already ends after
+ * the cleaning time); a lead time before each start would widen `during` here (and
+ * `range` by as much).
  */
 function busy(range: string, hosts: string): string {
-  return `(SELECT host_id, during FROM host_allocations WHERE during && ${range} AND host_id IN (${hosts})
-           UNION ALL
-           SELECT host_id, during FROM instance_allocations WHERE during && ${range} AND host_id IN (${hosts}))`;
+  const of = (table: string) =>
+    `SELECT a.host_id, a.during FROM ${table} a JOIN hosts h ON h.id = a.host_id
+      WHERE a.during && ${range} AND (${hosts})`;
+  return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
 }
 
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
@@ -90,7 +92,11 @@ export class AllocationsRepository {
     }
   }
 
-  private async pick(
+  /**
+   * Up to `count.max` hosts free over `during`, locked, as `findFree` picks them, without
+   * its look for slots committed meanwhile (the caller's to make, after the locks).
+   */
+  async pick(
     tx: EntityManager,
     q: HostQuery,
     during: Span,
@@ -112,11 +118,13 @@ export class AllocationsRepository {
     if (q.affinity || q.antiAffinity) {
       return this.findPlaced(tx, q, base, params, count);
     }
-    const limit = bind(params, count.max);
+    // A literal, so that the generic plan of the prepared statement knows it stops early.
+    const limit = String(Math.max(0, Math.trunc(count.max)));
     const picked = await sql<{ id: number }>(
       tx,
       `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
       params,
+      { prepare: true },
     );
     let ids = picked.rows.map((r) => r.id);
     if (ids.length < count.min) {
@@ -124,6 +132,7 @@ export class AllocationsRepository {
         tx,
         `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h`,
         params,
+        { prepare: true },
       );
       ids = waited.rows.map((r) => r.id);
     }
@@ -284,8 +293,7 @@ export class AllocationsRepository {
     const lim = bind(params, limit);
     const { rows } = await sql<{ total: number; starts: Date[]; frees: number[] }>(
       em,
-      `WITH matching AS MATERIALIZED (SELECT h.id FROM hosts h WHERE ${eligible(q)}),
-            busy AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`, 'SELECT id FROM matching')},
+      `WITH busy AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`, eligible(q))},
             taken AS (SELECT unnest(range_agg(tstzrange(lower(during) - ${dur}, upper(during), '()'))) AS r
                         FROM busy GROUP BY host_id),
             candidates AS (
@@ -300,7 +308,7 @@ export class AllocationsRepository {
                        UNION ALL SELECT lower(r), 2, 1 FROM taken),
             swept AS (SELECT t, kind, sum(d) OVER (ORDER BY t, kind ROWS UNBOUNDED PRECEDING) AS taken
                         FROM events),
-            total AS (SELECT count(*)::int AS n FROM matching),
+            total AS (SELECT count(*)::int AS n FROM hosts h WHERE ${eligible(q)}),
             fit AS (SELECT s.t, (total.n - s.taken)::int AS free FROM swept s, total
                      WHERE s.kind = 1 AND total.n - s.taken >= ${need} ORDER BY s.t LIMIT ${lim})
        SELECT (SELECT n FROM total) AS total,
@@ -343,7 +351,7 @@ export class AllocationsRepository {
     const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
     const { rows } = await sql<{ t: Date; total: number; reserved: number; out_of_pool: number }>(
       em,
-      `WITH matching AS MATERIALIZED (
+      `WITH matching AS (
               SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
                 FROM hosts h WHERE (${q.where})),
             counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
@@ -352,7 +360,7 @@ export class AllocationsRepository {
               SELECT b.host_id,
                      tstzrange(date_bin(${step}, greatest(lower(b.during), ${start}), ${start}),
                                date_bin(${step}, upper(b.during) - interval '1 microsecond', ${start}) + ${step}) AS r
-                FROM ${busy(`tstzrange(${start}, ${end}, '[)')`, 'SELECT id FROM matching WHERE in_pool')} b),
+                FROM ${busy(`tstzrange(${start}, ${end}, '[)')`, eligible(q))} b),
             merged AS (SELECT unnest(range_agg(r)) AS r FROM runs GROUP BY host_id),
             deltas AS (SELECT t, sum(d) AS d FROM (
                          SELECT lower(r) AS t, 1 AS d FROM merged
