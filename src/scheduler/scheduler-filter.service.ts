@@ -1,7 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { InvalidInput } from '../common/errors.js';
 import { sql } from '../database/sql.js';
+import {
+  outsideVerdict,
+  PoolVerdictsRepository,
+  type PoolGroup,
+  type Verdict,
+} from './pool-verdicts.repository.js';
 import {
   SCHEDULING_RULES,
   type FilterAnswer,
@@ -20,46 +26,6 @@ export interface FilterRequest {
 }
 
 export type { FilterAnswer } from './scheduling.js';
-
-/** What a pool's hosts get: passing, or which refusal (reasons are worded in `reason`). */
-type Verdict = 'pass' | 'pooled' | 'elsewhere' | 'foreign';
-
-/** Hosts that share a pool share a verdict: the explained query returns one row per pool. */
-interface PoolGroup {
-  pool: string | null;
-  verdict: Verdict;
-  names: string[];
-}
-
-const POOL_KINDS = `('freepool', 'shared', 'recycle', 'reservation')`;
-
-/**
- * The verdict of the pool `p` (null: in no pool) for project $1 and hint $2 (text[], empty
- * without a hint), used by both query shapes. Without a hint no host of the reservation
- * pool passes; with one, only the hosts of those reservations, for their project or an
- * extra project (metadata `<project>` true, as Blazar writes it).
- */
-const VERDICT = `CASE
-    WHEN cardinality($2::text[]) = 0 THEN
-      CASE WHEN p.kind IS NULL OR p.kind = 'shared' THEN 'pass' ELSE 'pooled' END
-    WHEN p.kind IS DISTINCT FROM 'reservation' OR NOT p.name = ANY($2::text[]) THEN 'elsewhere'
-    WHEN p.metadata -> 'blazar:owner' = to_jsonb($1::text)
-      OR p.metadata -> $1::text = 'true'::jsonb
-      OR (jsonb_typeof(p.metadata -> $1::text) = 'string'
-          AND p.metadata ->> $1::text ~* '^(true|1|yes)$') THEN 'pass'
-    ELSE 'foreign' END`;
-
-/** The candidates $3 (in the order asked), or every host (by id) when $3 is null. */
-function candidates(all: boolean): { from: string; name: string; order: string } {
-  return all
-    ? { from: 'hosts h', name: 'h.hypervisor_hostname', order: 'h.id' }
-    : {
-        from: `unnest($3::text[]) WITH ORDINALITY u(n, i)
-             LEFT JOIN hosts h ON h.hypervisor_hostname = u.n`,
-        name: 'u.n',
-        order: 'u.i',
-      };
-}
 
 function strings(name: string, value: unknown): string[] {
   const list = typeof value === 'string' ? [value] : value;
@@ -81,6 +47,7 @@ export class SchedulerFilterService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly verdicts: PoolVerdictsRepository,
     @Inject(SCHEDULING_RULES) private readonly rules: SchedulingRule[],
   ) {}
 
@@ -115,8 +82,8 @@ export class SchedulerFilterService {
   }
 
   /**
-   * The passing hosts; with `explain`, also why each other one does not pass. Unexplained,
-   * the query returns only the passing hosts, so the answer and its cost follow them.
+   * The passing hosts; with `explain`, also why each other one does not pass. The cost
+   * follows the request: the hosts it names, or the hinted pools, not the fleet.
    */
   async filter(body: FilterRequest, explain = false): Promise<FilterAnswer> {
     if (typeof body.project_id !== 'string' || body.project_id === '') {
@@ -146,68 +113,64 @@ export class SchedulerFilterService {
       const answer = await rule.schedule(this.dataSource.manager, request);
       if (answer !== null) return explain ? { rejected: {}, ...answer } : { hosts: answer.hosts };
     }
-    return explain ? this.explained(names, project, wanted) : this.passing(names, project, wanted);
+    const em = this.dataSource.manager;
+    if (names !== null) return this.named(em, names, project, wanted, explain);
+    if (!explain) return { hosts: await this.verdicts.everyPassing(em, project, wanted) };
+    return answer(await this.verdicts.everyGrouped(em, project, wanted), wanted);
   }
 
-  /** Only the hosts that pass; with a hint, the planner starts from the hinted pools. */
-  private async passing(
-    names: string[] | null,
+  /**
+   * The named hosts that pass, in the order asked (repeats kept); with `explain`, why each
+   * other one does not. Costs an index probe per name, whatever the fleet, up to
+   * PROBED_NAMES names.
+   */
+  private async named(
+    em: EntityManager,
+    names: string[],
     project: string,
     wanted: string[],
+    explain: boolean,
   ): Promise<FilterAnswer> {
-    const c = candidates(names === null);
-    // Implied by the verdict with a hint; said again so that the joins become inner ones.
-    const hinted =
-      wanted.length === 0 ? '' : `AND p.kind = 'reservation' AND p.name = ANY($2::text[])`;
-    const { rows } = await sql<{ names: string[] | null }>(
-      this.dataSource.manager,
-      `SELECT array_agg(${c.name} ORDER BY ${c.order}) AS names
-         FROM ${c.from}
-         LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
-         LEFT JOIN aggregates p ON p.id = ah.aggregate_id
-        WHERE (${VERDICT}) = 'pass' ${hinted}`,
-      names === null ? [project, wanted] : [project, wanted, names],
-    );
-    return { hosts: rows[0]?.names ?? [] };
-  }
-
-  /** Every candidate with its verdict: hosts grouped by pool, one row per pool. */
-  private async explained(
-    names: string[] | null,
-    project: string,
-    wanted: string[],
-  ): Promise<FilterAnswer> {
-    const c = candidates(names === null);
-    const { rows } = await sql<PoolGroup>(
-      this.dataSource.manager,
-      `SELECT p.name AS pool, ${VERDICT} AS verdict, array_agg(${c.name} ORDER BY ${c.order}) AS names
-         FROM ${c.from}
-         LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
-         LEFT JOIN aggregates p ON p.id = ah.aggregate_id
-        GROUP BY p.id`,
-      names === null ? [project, wanted] : [project, wanted, names],
-    );
-    const passed: string[] = [];
-    const rejected: Record<string, string> = {};
-    for (const group of rows) {
-      if (group.verdict === 'pass') passed.push(...group.names);
-      else for (const name of group.names) rejected[name] = reason(group, wanted);
+    if (names.length === 0) return explain ? { hosts: [], rejected: {} } : { hosts: [] };
+    const groups = await this.verdicts.named(em, names, project, wanted, explain);
+    const outside = outsideVerdict(wanted);
+    const groupOf = new Map<string, PoolGroup>();
+    for (const group of groups) for (const name of group.names) groupOf.set(name, group);
+    const hosts: string[] = [];
+    const rejected = reasons();
+    for (const name of names) {
+      const group = groupOf.get(name);
+      if ((group?.verdict ?? outside) === 'pass') hosts.push(name);
+      else if (explain)
+        rejected[name] = reason(group?.verdict ?? outside, group?.pool ?? null, wanted);
     }
-    if (names !== null) {
-      const order = new Map(names.map((n, i) => [n, i]));
-      passed.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
-    }
-    return { hosts: passed, rejected };
+    return explain ? { hosts, rejected } : { hosts };
   }
 }
 
-function reason(group: PoolGroup, wanted: string[]): string {
-  switch (group.verdict) {
+/** Every host's verdict as the answer: the passing group's names, the others' reasons. */
+function answer(groups: PoolGroup[], wanted: string[]): FilterAnswer {
+  const hosts: string[] = [];
+  const rejected = reasons();
+  for (const group of groups) {
+    if (group.verdict === 'pass') hosts.push(...group.names);
+    else for (const name of group.names) rejected[name] = reason(group.verdict, group.pool, wanted);
+  }
+  return { hosts, rejected };
+}
+
+/** Host name -> reason, with no prototype, so a host called `__proto__` is a key too. */
+function reasons(): Record<string, string> {
+  return Object.create(null) as Record<string, string>;
+}
+
+function reason(verdict: Verdict, pool: string | null, wanted: string[]): string {
+  switch (verdict) {
     case 'pooled':
       return 'host is in the reservation pool; a reservation hint is required';
     case 'elsewhere':
       return `host is not in reservation ${wanted.join(', ')}`;
     default:
-      return `reservation ${group.pool} belongs to another project`;
+      return `reservation ${pool} belongs to another project`;
   }
 }

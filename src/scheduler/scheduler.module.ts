@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LeasesModule } from '../leases/leases.module.js';
+import { PoolVerdictsRepository } from './pool-verdicts.repository.js';
 import { ReservedBoot } from './reserved-boot.js';
 import { SchedulerController } from './scheduler.controller.js';
 import { SchedulerFilterService } from './scheduler-filter.service.js';
@@ -8,6 +9,6 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
 @Module({
   imports: [LeasesModule],
   controllers: [SchedulerController],
-  providers: [SchedulerFilterService, ReservedBoot],
+  providers: [SchedulerFilterService, PoolVerdictsRepository, ReservedBoot],
 })
 export class SchedulerModule {}
