@@ -356,4 +356,55 @@ describe('loadConfig', () => {
       expect(loadConfig({ WEBHOOK_SECRET: 'x' }).webhooks.urls).toEqual([]);
     });
   });
+
+  describe('POWER_* and PROVISIONING_LEAD_MINUTES', () => {
+    it("should keep every host on and prepare at the start by default (today's behaviour)", () => {
+      const config = loadConfig({});
+      expect(config.power).toEqual({
+        plan: false,
+        offIdleMinutes: 60,
+        maxTransitionsPerMinute: 10,
+        bootSeconds: 600,
+        intervalMs: 15_000,
+      });
+      expect(config.provisioningLeadMinutes).toBe(0);
+      expect(config.builtinBootSeconds).toBe(60);
+    });
+
+    it('should read the power plan settings when they are valid', () => {
+      const config = loadConfig({
+        POWER_PLAN: 'on',
+        POWER_OFF_IDLE_MINUTES: '90',
+        POWER_MAX_TRANSITIONS_PER_MINUTE: '3',
+        POWER_BOOT_SECONDS: '900',
+        POWER_INTERVAL_MS: '30000',
+        PROVISIONING_LEAD_MINUTES: '20',
+        BUILTIN_BOOT_SECONDS: '0',
+      });
+      expect(config.power).toEqual({
+        plan: true,
+        offIdleMinutes: 90,
+        maxTransitionsPerMinute: 3,
+        bootSeconds: 900,
+        intervalMs: 30_000,
+      });
+      expect([config.provisioningLeadMinutes, config.builtinBootSeconds]).toEqual([20, 0]);
+    });
+
+    it('should name every bad power setting in one error', () => {
+      expect(
+        problemsOf({
+          POWER_PLAN: 'yes',
+          POWER_MAX_TRANSITIONS_PER_MINUTE: '0',
+          POWER_BOOT_SECONDS: '-1',
+          PROVISIONING_LEAD_MINUTES: '1.5',
+        }).map((p) => p.split('=')[0]),
+      ).toEqual([
+        'PROVISIONING_LEAD_MINUTES',
+        'POWER_PLAN',
+        'POWER_MAX_TRANSITIONS_PER_MINUTE',
+        'POWER_BOOT_SECONDS',
+      ]);
+    });
+  });
 });
