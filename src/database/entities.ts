@@ -14,6 +14,7 @@ import { WebhookDeliveries1764600000000 } from './migrations/1764600000000-Webho
 import { SlotEndsIndex1764700000000 } from './migrations/1764700000000-SlotEndsIndex.js';
 import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js';
 import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
+import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseSortIndexes.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -30,4 +31,5 @@ export const MIGRATIONS = [
   SlotEndsIndex1764700000000,
   PowerPlan1764800000000,
   PowerServers1764810000000,
+  LeaseSortIndexes1764900000000,
 ];
