@@ -61,7 +61,7 @@ export class PowerService implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async once(): Promise<void> {
     const steps: [string, () => Promise<void>][] = [
-      ['records', () => this.repo.ensureRows(this.dataSource.manager, this.clock.now())],
+      ['records', () => this.ensureRows()],
       ['finish', () => this.transitions.finish()],
       ['decide', async () => this.transitions.act(await this.transitions.decide())],
       ['prepare', () => this.provisioning.run()],
@@ -75,6 +75,12 @@ export class PowerService implements OnApplicationBootstrap, OnApplicationShutdo
         this.logger.error({ msg: `power plan ${step} failed`, error: errorMessage(error) });
       }
     }
+  }
+
+  /** Hosts registered since get their record (read as on until then); not needed while off. */
+  private async ensureRows(): Promise<void> {
+    if (this.config.power.plan)
+      await this.repo.ensureRows(this.dataSource.manager, this.clock.now());
   }
 
   private async prune(): Promise<void> {
