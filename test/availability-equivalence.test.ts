@@ -278,7 +278,7 @@ describe('availability and capacity plan against the straightforward SQL', () =>
           );
         },
       ),
-      { numRuns: 120, seed: 11_2026 },
+      { numRuns: 100, seed: 11_2026 },
     );
   }, 300_000);
 

@@ -362,9 +362,9 @@ export class AllocationsRepository {
                                date_bin(${step}, upper(b.during) - interval '1 microsecond', ${start}) + ${step}) AS r
                 FROM ${busy(`tstzrange(${start}, ${end}, '[)')`, eligible(q))} b),
             merged AS (SELECT unnest(range_agg(r)) AS r FROM runs GROUP BY host_id),
-            deltas AS (SELECT t, sum(d) AS d FROM (
-                         SELECT lower(r) AS t, 1 AS d FROM merged
-                         UNION ALL SELECT upper(r), -1 FROM merged) x GROUP BY t),
+            deltas AS (SELECT v.t, sum(v.d) AS d
+                         FROM merged m, LATERAL (VALUES (lower(m.r), 1), (upper(m.r), -1)) v(t, d)
+                        GROUP BY v.t),
             steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t)
        SELECT s.t, c.total, (sum(coalesce(d.d, 0)) OVER (ORDER BY s.t))::int AS reserved, c.out_of_pool
          FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.t = s.t ORDER BY s.t`,
