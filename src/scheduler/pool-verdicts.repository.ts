@@ -31,12 +31,15 @@ const VERDICT = `CASE
     ELSE 'foreign' END`;
 
 /**
- * Up to this many names, the named hosts are looked up one index probe each: the planner
- * would hash the whole hosts table for a few hundred names (costing index probes as disk
- * reads), so LIMIT 1 holds it to probes. Above it, the planner picks (a hash join once
- * the names are a good part of the fleet).
+ * Named hosts are looked up one index probe each while they are at most this many, or a
+ * quarter of the fleet: left to itself the planner hashes the whole hosts table for a few
+ * hundred names (it costs each probe as a disk read). Past that, a hash join is cheaper,
+ * and the planner picks it.
  */
-export const PROBED_NAMES = 10_000;
+export const PROBED_NAMES = 1000;
+
+/** How often the fleet's size (the planner's count of hosts) is read again. */
+const FLEET_SIZE_TTL_MS = 60_000;
 
 /**
  * The named hosts ($3) that sit in a pool, one row per pool with its verdict; with $4, only
@@ -106,6 +109,8 @@ export function outsideVerdict(wanted: string[]): Verdict {
  */
 @Injectable()
 export class PoolVerdictsRepository {
+  private fleet = { hosts: 0, readAt: -Infinity };
+
   /**
    * The named hosts that sit in a pool, grouped by pool with its verdict; a name in no
    * group gets `outsideVerdict`. Unless `all`, only the groups whose verdict differs from
@@ -118,7 +123,8 @@ export class PoolVerdictsRepository {
     wanted: string[],
     all: boolean,
   ): Promise<PoolGroup[]> {
-    const text = names.length <= PROBED_NAMES ? NAMED_SQL.probed : NAMED_SQL.joined;
+    const probe = names.length <= PROBED_NAMES || names.length <= (await this.fleetSize(em)) / 4;
+    const text = probe ? NAMED_SQL.probed : NAMED_SQL.joined;
     const { rows } = await sql<PoolGroup>(em, text, [
       project,
       wanted,
@@ -126,6 +132,18 @@ export class PoolVerdictsRepository {
       all ? null : outsideVerdict(wanted),
     ]);
     return rows;
+  }
+
+  /** The number of hosts as the planner last counted them (0 before any ANALYZE). */
+  private async fleetSize(em: EntityManager): Promise<number> {
+    const now = performance.now();
+    if (now - this.fleet.readAt < FLEET_SIZE_TTL_MS) return this.fleet.hosts;
+    const { rows } = await sql<{ hosts: number }>(
+      em,
+      `SELECT greatest(reltuples, 0)::float8 AS hosts FROM pg_class WHERE oid = 'hosts'::regclass`,
+    );
+    this.fleet = { hosts: rows[0]?.hosts ?? 0, readAt: now };
+    return this.fleet.hosts;
   }
 
   /**

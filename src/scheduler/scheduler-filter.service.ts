@@ -121,8 +121,8 @@ export class SchedulerFilterService {
 
   /**
    * The named hosts that pass, in the order asked (repeats kept); with `explain`, why each
-   * other one does not. Costs an index probe per name, whatever the fleet, up to
-   * PROBED_NAMES names.
+   * other one does not. Costs an index probe per name, whatever the fleet, while the
+   * names are few beside it (PROBED_NAMES); a hash join of the hosts past that.
    */
   private async named(
     em: EntityManager,
