@@ -349,9 +349,14 @@ export class AllocationsRepository {
     const start = `${bind(params, span.start)}::timestamptz`;
     const end = `${bind(params, span.end)}::timestamptz`;
     const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
-    const { rows } = await sql<{ t: Date; total: number; reserved: number; out_of_pool: number }>(
-      em,
-      `WITH matching AS (
+    type Row = { t: Date; total: number; reserved: number; out_of_pool: number };
+    // Past a million allocations the planner's estimate starts JIT compilation, which took
+    // 0.85 s of a 2.3 s plan at 100,000 hosts for nothing the plan gains from it.
+    const { rows } = await em.transaction(async (tx) => {
+      await sql(tx, 'SET LOCAL jit = off');
+      return sql<Row>(
+        tx,
+        `WITH matching AS (
               SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
                 FROM hosts h WHERE (${q.where})),
             counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
@@ -368,8 +373,9 @@ export class AllocationsRepository {
             steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t)
        SELECT s.t, c.total, (sum(coalesce(d.d, 0)) OVER (ORDER BY s.t))::int AS reserved, c.out_of_pool
          FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.t = s.t ORDER BY s.t`,
-      params,
-    );
+        params,
+      );
+    });
     return rows.map((r) => ({
       start: r.t,
       total: r.total,
