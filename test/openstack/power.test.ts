@@ -13,18 +13,12 @@ import { Maintenance } from '../../src/plugins/maintenance.service.js';
 import { PowerService } from '../../src/power/power.service.js';
 import { startApp, TestApp } from '../support/app.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
-import { computeService, KS, NOVA, novaAs, token } from './support.js';
+import { computeService, computeServiceRow, KS, NOVA, novaAs, token } from './support.js';
 
 jest.setTimeout(240_000);
 
 const MINUTE = 60_000;
 const HOST = 'fake-3';
-
-interface ComputeServiceRow {
-  status: 'enabled' | 'disabled';
-  state: 'up' | 'down';
-  disabled_reason: string | null;
-}
 
 describe('the power plan with COMPUTE_DRIVER=nova', () => {
   let db: TestDatabase;
@@ -76,16 +70,7 @@ describe('the power plan with COMPUTE_DRIVER=nova', () => {
     await db?.drop();
   });
 
-  const service = async (): Promise<ComputeServiceRow> => {
-    const { services } = (await novaAs(
-      admin,
-      'GET',
-      `/os-services?binary=nova-compute&host=${HOST}`,
-      undefined,
-      '2.53',
-    )) as { services: ComputeServiceRow[] };
-    return services[0];
-  };
+  const service = () => computeServiceRow(admin, HOST);
 
   const aggregate = async (name: string) =>
     (

@@ -178,40 +178,51 @@ export async function removeServers(adminToken: string, ids: string[]): Promise<
   for (const id of ids) await gone(adminToken, id);
 }
 
-/** Turns a compute host's nova-compute service off or on (nothing is scheduled there off). */
-export async function computeService(adminToken: string, host: string, enabled: boolean) {
+export interface ComputeServiceRow {
+  id: string;
+  status: string;
+  state: string;
+  disabled_reason: string | null;
+  forced_down: boolean;
+}
+
+/** A compute host's nova-compute service as Nova shows it (os-services, microversion 2.53). */
+export async function computeServiceRow(
+  adminToken: string,
+  host: string,
+): Promise<ComputeServiceRow> {
   const { services } = (await novaAs(
     adminToken,
     'GET',
     `/os-services?binary=nova-compute&host=${host}`,
     undefined,
     '2.53',
-  )) as { services: { id: string }[] };
-  await novaAs(
+  )) as { services: ComputeServiceRow[] };
+  return services[0];
+}
+
+/** Changes a compute host's nova-compute service. */
+async function setComputeService(
+  adminToken: string,
+  host: string,
+  change: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const { id } = await computeServiceRow(adminToken, host);
+  return novaAs(adminToken, 'PUT', `/os-services/${id}`, change, '2.53');
+}
+
+/** Turns a compute host's nova-compute service off or on (nothing is scheduled there off). */
+export async function computeService(adminToken: string, host: string, enabled: boolean) {
+  await setComputeService(
     adminToken,
-    'PUT',
-    `/os-services/${services[0].id}`,
-    { status: enabled ? 'enabled' : 'disabled', ...(enabled ? {} : { disabled_reason: 'test' }) },
-    '2.53',
+    host,
+    enabled ? { status: 'enabled' } : { status: 'disabled', disabled_reason: 'test' },
   );
 }
 
 /** Forces a compute host's service down or lifts it (what an operator or Masakari does). */
 export async function forceDown(adminToken: string, host: string, down: boolean): Promise<void> {
-  const { services } = (await novaAs(
-    adminToken,
-    'GET',
-    `/os-services?binary=nova-compute&host=${host}`,
-    undefined,
-    '2.53',
-  )) as { services: { id: string }[] };
-  const answer = await novaAs(
-    adminToken,
-    'PUT',
-    `/os-services/${services[0].id}`,
-    { forced_down: down },
-    '2.53',
-  );
+  const answer = await setComputeService(adminToken, host, { forced_down: down });
   const service = answer.service as { forced_down?: boolean } | undefined;
   if (service?.forced_down !== down) throw new Error(`force down: ${JSON.stringify(answer)}`);
 }
