@@ -5,8 +5,9 @@ import { sql } from '../database/sql.js';
 /** What a pool's hosts get: passing, or which refusal (worded by the filter). */
 export type Verdict = 'pass' | 'pooled' | 'elsewhere' | 'foreign';
 
-/** Hosts that share a pool share a verdict, so the queries answer one row per pool. */
+/** Hosts that share a pool share a verdict, so the explained queries answer a row per pool. */
 export interface PoolGroup {
+  /** The pool, or null for the hosts in none (and names Climate does not know). */
   pool: string | null;
   verdict: Verdict;
   names: string[];
@@ -31,10 +32,10 @@ const VERDICT = `CASE
     ELSE 'foreign' END`;
 
 /**
- * Named hosts are looked up one index probe each while they are at most this many, or a
- * quarter of the fleet: left to itself the planner hashes the whole hosts table for a few
- * hundred names (it costs each probe as a disk read). Past that, a hash join is cheaper,
- * and the planner picks it.
+ * Named hosts are looked up one index probe each while they are at most a quarter of the
+ * fleet (or this many, before the fleet is counted): left to itself the planner hashes
+ * the whole hosts table for a few hundred names (it costs each probe as a disk read).
+ * Past that a hash join is cheaper, and the planner picks it.
  */
 export const PROBED_NAMES = 1000;
 
@@ -42,29 +43,44 @@ export const PROBED_NAMES = 1000;
 const FLEET_SIZE_TTL_MS = 60_000;
 
 /**
- * The named hosts ($3) that sit in a pool, one row per pool with its verdict; with $4, only
- * the pools whose verdict is not $4. `probe`: one index probe per name.
+ * The pool `p` of each name `u.n` (null: in none, or no such host). `probe`: one index
+ * probe per name (LIMIT 1 keeps the planner from turning it into a join).
  */
-export function namedSql(probe: boolean): string {
-  const member = probe
-    ? `CROSS JOIN LATERAL (
-             SELECT ah.aggregate_id FROM hosts h
-               JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
-              WHERE h.hypervisor_hostname = u.n
-              LIMIT 1) m`
-    : `JOIN hosts h ON h.hypervisor_hostname = u.n
-           JOIN aggregate_hosts m ON m.host_id = h.id AND m.kind IN ${POOL_KINDS}`;
-  return `
-  SELECT p.name AS pool, ${VERDICT} AS verdict, g.names
-    FROM (SELECT m.aggregate_id, array_agg(u.n) AS names
-            FROM unnest($3::text[]) u(n)
-           ${member}
-           GROUP BY m.aggregate_id) g
-    JOIN aggregates p ON p.id = g.aggregate_id
-   WHERE $4::text IS NULL OR (${VERDICT}) <> $4::text`;
+function poolOfName(probe: boolean): string {
+  return probe
+    ? `LEFT JOIN LATERAL (
+         SELECT p.* FROM hosts h
+           JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+           JOIN aggregates p ON p.id = ah.aggregate_id
+          WHERE h.hypervisor_hostname = u.n
+          LIMIT 1) p ON true`
+    : `LEFT JOIN hosts h ON h.hypervisor_hostname = u.n
+       LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+       LEFT JOIN aggregates p ON p.id = ah.aggregate_id`;
 }
 
-const NAMED_SQL = { probed: namedSql(true), joined: namedSql(false) };
+/** The named hosts ($3) that pass, in the order named, repeats kept. */
+export function namedPassingSql(probe: boolean): string {
+  return `
+  SELECT array_agg(u.n ORDER BY u.i) AS names
+    FROM unnest($3::text[]) WITH ORDINALITY u(n, i)
+    ${poolOfName(probe)}
+   WHERE (${VERDICT}) = 'pass'`;
+}
+
+/** The named hosts ($3) with their verdicts, a row per pool (and one for no pool). */
+export function namedGroupsSql(probe: boolean): string {
+  return `
+  SELECT p.name AS pool, ${VERDICT} AS verdict, array_agg(u.n) AS names
+    FROM unnest($3::text[]) u(n)
+    ${poolOfName(probe)}
+   GROUP BY 1, 2`;
+}
+
+const NAMED = {
+  passing: { probed: namedPassingSql(true), joined: namedPassingSql(false) },
+  groups: { probed: namedGroupsSql(true), joined: namedGroupsSql(false) },
+};
 
 /** The passing members of the hinted pools, by host id: the planner starts from the pools. */
 export const HINTED_SQL = `
@@ -75,18 +91,22 @@ export const HINTED_SQL = `
    WHERE p.kind = 'reservation' AND p.name = ANY($2::text[]) AND (${VERDICT}) = 'pass'`;
 
 /**
- * Without a hint, the shared pool's members and the hosts in no pool, by host id. Ids
- * first (index-only scans of the one-pool index), names only for the hosts that pass.
+ * Without a hint, the shared pool's members and the hosts in no pool, by host id. Every
+ * host has a pool unless a pool was dropped under it, and the two counts (index-only
+ * scans, no hash) say so; only then are the hosts in none looked for.
  */
 export const UNHINTED_SQL = `
-  WITH passing AS MATERIALIZED (
-    SELECT ah.host_id AS id FROM aggregate_hosts ah WHERE ah.kind = 'shared'
-    UNION ALL
-    SELECT x.id FROM hosts x
-     WHERE NOT EXISTS (SELECT 1 FROM aggregate_hosts ah
-                        WHERE ah.host_id = x.id AND ah.kind IN ${POOL_KINDS}))
-  SELECT array_agg(h.hypervisor_hostname ORDER BY h.id) AS names
-    FROM passing JOIN hosts h ON h.id = passing.id`;
+  SELECT CASE
+    WHEN (SELECT count(*) FROM hosts)
+         = (SELECT count(*) FROM aggregate_hosts WHERE kind IN ${POOL_KINDS})
+    THEN (SELECT array_agg(h.hypervisor_hostname ORDER BY h.id)
+            FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
+           WHERE ah.kind = 'shared')
+    ELSE (SELECT array_agg(h.hypervisor_hostname ORDER BY h.id)
+            FROM hosts h
+            LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+           WHERE ah.kind IS NULL OR ah.kind = 'shared')
+    END AS names`;
 
 /** Every host with its verdict: the passing ones as one group (pool null), by id. */
 export const GROUPED_SQL = `
@@ -98,57 +118,41 @@ export const GROUPED_SQL = `
             LEFT JOIN aggregates p ON p.id = ah.aggregate_id) v
    GROUP BY 1, 2`;
 
-/** The verdict of a host in no pool, or unknown to Climate: the pools are all it rules. */
-export function outsideVerdict(wanted: string[]): Verdict {
-  return wanted.length === 0 ? 'pass' : 'elsewhere';
-}
-
 /**
  * The filter's reads. Each costs what its request names: a probe per named host, the
- * hinted pools' members, or (asked about every host) what the answer lists.
+ * hinted pools' members, or (asked about every host) the whole fleet's pools.
  */
 @Injectable()
 export class PoolVerdictsRepository {
   private fleet = { hosts: 0, readAt: -Infinity };
 
-  /**
-   * The named hosts that sit in a pool, grouped by pool with its verdict; a name in no
-   * group gets `outsideVerdict`. Unless `all`, only the groups whose verdict differs from
-   * that, which is all an unexplained answer needs.
-   */
-  async named(
+  /** The named hosts that pass, in the order named (repeats kept). */
+  async namedPassing(
     em: EntityManager,
     names: string[],
     project: string,
     wanted: string[],
-    all: boolean,
-  ): Promise<PoolGroup[]> {
-    const probe = names.length <= PROBED_NAMES || names.length <= (await this.fleetSize(em)) / 4;
-    const text = probe ? NAMED_SQL.probed : NAMED_SQL.joined;
-    const { rows } = await sql<PoolGroup>(em, text, [
-      project,
-      wanted,
-      names,
-      all ? null : outsideVerdict(wanted),
-    ]);
-    return rows;
+  ): Promise<string[]> {
+    const text = (await this.probe(em, names)) ? NAMED.passing.probed : NAMED.passing.joined;
+    const { rows } = await sql<{ names: string[] | null }>(em, text, [project, wanted, names]);
+    return rows[0]?.names ?? [];
   }
 
-  /** The number of hosts as the planner last counted them (0 before any ANALYZE). */
-  private async fleetSize(em: EntityManager): Promise<number> {
-    const now = performance.now();
-    if (now - this.fleet.readAt < FLEET_SIZE_TTL_MS) return this.fleet.hosts;
-    const { rows } = await sql<{ hosts: number }>(
-      em,
-      `SELECT greatest(reltuples, 0)::float8 AS hosts FROM pg_class WHERE oid = 'hosts'::regclass`,
-    );
-    this.fleet = { hosts: rows[0]?.hosts ?? 0, readAt: now };
-    return this.fleet.hosts;
+  /** Every named host's verdict, a group per pool (pool null: in none, or unknown). */
+  async namedGroups(
+    em: EntityManager,
+    names: string[],
+    project: string,
+    wanted: string[],
+  ): Promise<PoolGroup[]> {
+    const text = (await this.probe(em, names)) ? NAMED.groups.probed : NAMED.groups.joined;
+    const { rows } = await sql<PoolGroup>(em, text, [project, wanted, names]);
+    return rows;
   }
 
   /**
    * Every registered host that passes, by id: the members of the hinted pools, or without
-   * a hint the shared pool's and the hosts in no pool (found in the one-pool index).
+   * a hint the shared pool's and the hosts in no pool.
    */
   async everyPassing(em: EntityManager, project: string, wanted: string[]): Promise<string[]> {
     const { rows } =
@@ -166,5 +170,22 @@ export class PoolVerdictsRepository {
   async everyGrouped(em: EntityManager, project: string, wanted: string[]): Promise<PoolGroup[]> {
     const { rows } = await sql<PoolGroup>(em, GROUPED_SQL, [project, wanted]);
     return rows;
+  }
+
+  private async probe(em: EntityManager, names: string[]): Promise<boolean> {
+    const fleet = await this.fleetSize(em);
+    return fleet > 0 ? names.length <= fleet / 4 : names.length <= PROBED_NAMES;
+  }
+
+  /** The number of hosts as the planner last counted them (0 before any ANALYZE). */
+  private async fleetSize(em: EntityManager): Promise<number> {
+    const now = performance.now();
+    if (now - this.fleet.readAt < FLEET_SIZE_TTL_MS) return this.fleet.hosts;
+    const { rows } = await sql<{ hosts: number }>(
+      em,
+      `SELECT greatest(reltuples, 0)::float8 AS hosts FROM pg_class WHERE oid = 'hosts'::regclass`,
+    );
+    this.fleet = { hosts: rows[0]?.hosts ?? 0, readAt: now };
+    return this.fleet.hosts;
   }
 }

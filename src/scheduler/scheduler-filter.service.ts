@@ -3,7 +3,6 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { InvalidInput } from '../common/errors.js';
 import { sql } from '../database/sql.js';
 import {
-  outsideVerdict,
   PoolVerdictsRepository,
   type PoolGroup,
   type Verdict,
@@ -132,19 +131,20 @@ export class SchedulerFilterService {
     explain: boolean,
   ): Promise<FilterAnswer> {
     if (names.length === 0) return explain ? { hosts: [], rejected: {} } : { hosts: [] };
-    const groups = await this.verdicts.named(em, names, project, wanted, explain);
-    const outside = outsideVerdict(wanted);
+    if (!explain) return { hosts: await this.verdicts.namedPassing(em, names, project, wanted) };
     const groupOf = new Map<string, PoolGroup>();
-    for (const group of groups) for (const name of group.names) groupOf.set(name, group);
+    for (const group of await this.verdicts.namedGroups(em, names, project, wanted)) {
+      for (const name of group.names) groupOf.set(name, group);
+    }
     const hosts: string[] = [];
     const rejected = reasons();
     for (const name of names) {
       const group = groupOf.get(name);
-      if ((group?.verdict ?? outside) === 'pass') hosts.push(name);
-      else if (explain)
-        rejected[name] = reason(group?.verdict ?? outside, group?.pool ?? null, wanted);
+      if (group === undefined) throw new Error(`host ${name} has no verdict`);
+      if (group.verdict === 'pass') hosts.push(name);
+      else rejected[name] = reason(group.verdict, group.pool, wanted);
     }
-    return explain ? { hosts, rejected } : { hosts };
+    return { hosts, rejected };
   }
 }
 
