@@ -6,6 +6,6 @@ import { UsageEnforcement } from './usage-enforcement.service.js';
 @Global()
 @Module({
   providers: [UsageEnforcement, ProjectLimitsService],
-  exports: [UsageEnforcement],
+  exports: [UsageEnforcement, ProjectLimitsService],
 })
 export class EnforcementModule {}

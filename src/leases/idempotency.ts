@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { EntityManager, LessThan } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
-import { sql } from '../database/sql.js';
+import type { SqlParams } from '../database/sql.js';
 import type { LeaseResponse } from './dto/lease.response.js';
 import { IdempotencyKey } from './entities/idempotency-key.entity.js';
 
@@ -31,26 +31,35 @@ export function checkKey(key: string): void {
 }
 
 /**
- * Claims (project, key) inside the create transaction. A concurrent request with the same
- * key waits on the row until the first commits, then sees its stored response.
- * Returns the stored response to replay, or null when this request is the first.
+ * SQL (a CTE body, values bound with `p`) that claims (project, key) inside the create
+ * transaction: returns a row when this request is the first (or the key had expired). A
+ * concurrent request with the same key waits on the row until the first commits, and
+ * returns none; `replayOf` then reads the first one's response.
  */
-export async function claimKey(
-  tx: EntityManager,
+export function claimKeySql(
+  p: SqlParams,
   projectId: string,
   key: string,
   hash: string,
   now: Date,
-): Promise<LeaseResponse | null> {
+): string {
   const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
-  await tx.delete(IdempotencyKey, { projectId, key, createdAt: LessThan(expired) });
-  const inserted = await sql(
-    tx,
-    `INSERT INTO idempotency_keys (project_id, key, request_hash, response, created_at)
-     VALUES ($1, $2, $3, '{}', $4) ON CONFLICT DO NOTHING`,
-    [projectId, key, hash, now],
-  );
-  if (inserted.affected === 1) return null;
+  return `INSERT INTO idempotency_keys (project_id, key, request_hash, response, created_at)
+     VALUES (${p.bind(projectId)}, ${p.bind(key)}, ${p.bind(hash)}, '{}', ${p.bind(now)}::timestamptz)
+     ON CONFLICT (project_id, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, response = EXCLUDED.response,
+           created_at = EXCLUDED.created_at
+     WHERE idempotency_keys.created_at < ${p.bind(expired)}::timestamptz
+     RETURNING 1`;
+}
+
+/** The response stored under a key this request could not claim; 409 for another body. */
+export async function replayOf(
+  tx: EntityManager,
+  projectId: string,
+  key: string,
+  hash: string,
+): Promise<LeaseResponse> {
   const existing = await tx.findOneOrFail(IdempotencyKey, { where: { projectId, key } });
   if (existing.requestHash !== hash) {
     throw new Conflict(
@@ -94,4 +103,16 @@ export async function storeResponse(
   response: JsonObject,
 ): Promise<void> {
   await tx.update(IdempotencyKey, { projectId, key }, { response });
+}
+
+/** As `storeResponse`, a CTE body for the create's statement, written if `go`. */
+export function storeResponseSql(
+  p: SqlParams,
+  projectId: string,
+  key: string,
+  response: object,
+  go: string,
+): string {
+  return `UPDATE idempotency_keys SET response = ${p.bind(JSON.stringify(response))}::jsonb
+     WHERE project_id = ${p.bind(projectId)} AND key = ${p.bind(key)} AND ${go}`;
 }

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { EnforcementModule } from '../enforcement/enforcement.module.js';
+import { LeaseCreator } from './lease-creator.js';
 import { LeaseDeleter } from './lease-deleter.js';
 import { ReservationsModule } from '../reservations/reservations.module.js';
 import { LeaseUpdater } from './lease-updater.js';
@@ -12,7 +13,7 @@ import { LeasesService } from './leases.service.js';
 @Module({
   imports: [ReservationsModule, EnforcementModule],
   controllers: [LeasesController],
-  providers: [LeasesService, LeaseUpdater, LeasesRepository, LeaseDeleter],
+  providers: [LeasesService, LeaseCreator, LeaseUpdater, LeasesRepository, LeaseDeleter],
   exports: [LeasesRepository, LeasesService, LeaseDeleter],
 })
 export class LeasesModule {}

@@ -1,35 +1,27 @@
-import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
 import { assertCanSee } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
-import { parseInputDate } from '../common/dates.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
-import { CONFIG } from '../config/config.module.js';
-import type { Config } from '../config/config.js';
-import { TrustsService } from '../compute/trusts.service.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
-import type { EventType } from '../events/event-status.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
 import { Lease } from './entities/lease.entity.js';
-import { claimKey, requestHash, storedReplay, storeResponse } from './idempotency.js';
-import { beforeEndTime, checkNewWindow, checkVersion } from './lease-rules.js';
+import { checkVersion } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
+import { LeaseCreator, type CreateResult } from './lease-creator.js';
 import { LeaseUpdater } from './lease-updater.js';
 import { LeaseFilter, LeasesRepository } from './leases.repository.js';
 
 export type LeaseWire = LeaseResponse;
+export type { CreateResult } from './lease-creator.js';
 
 /** Blazar's `before_end_lease.stop`: the update made a done before-end event wait again. */
 function beforeEndRearmed(before: LeaseParts, after: LeaseParts): boolean {
@@ -45,17 +37,6 @@ function allocates(dto: UpdateLeaseDto): boolean {
   );
 }
 
-export interface CreateResult {
-  lease: LeaseWire;
-  version: number;
-  replayed: boolean;
-}
-
-interface PlannedReservation {
-  type: string;
-  params: JsonObject;
-}
-
 /** Leases read per query when a list is streamed. */
 const LIST_PAGE = 500;
 
@@ -68,11 +49,10 @@ export class LeasesService {
     private readonly repo: LeasesRepository,
     private readonly plugins: PluginRegistry,
     private readonly updater: LeaseUpdater,
-    private readonly trusts: TrustsService,
     private readonly clock: Clock,
-    @Inject(CONFIG) private readonly config: Config,
     private readonly enforcement: UsageEnforcement,
     private readonly outbox: NotificationOutbox,
+    private readonly creator: LeaseCreator,
   ) {}
 
   /**
@@ -126,157 +106,8 @@ export class LeasesService {
     return { lease: await this.present(em, lease), version: lease.version };
   }
 
-  async create(
-    caller: Identity,
-    dto: CreateLeaseDto,
-    idempotencyKey?: string,
-  ): Promise<CreateResult> {
-    const now = this.clock.now();
-    if (idempotencyKey !== undefined) {
-      const hash = requestHash(dto);
-      const replay = await storedReplay(
-        this.dataSource.manager,
-        caller.projectId,
-        idempotencyKey,
-        hash,
-        now,
-      );
-      if (replay !== null) return { lease: replay, version: 0, replayed: true };
-    }
-    const start = parseInputDate(dto.start_date, now);
-    const end = parseInputDate(dto.end_date, now);
-    const window = { start, end };
-    checkNewWindow(window, now);
-    this.enforcement.checkDuration(caller.projectId, window);
-    const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
-    const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
-    if (dto.events !== undefined && dto.events.length > 0) {
-      throw new InvalidInput('User-defined events are not supported; leave events empty');
-    }
-    const planned = await Promise.all(
-      (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
-    );
-    const trustId = planned.some((p) => this.plugins.get(p.type).actsAsUser)
-      ? await this.trusts.create(caller)
-      : null;
-    const times = { ...window, beforeEnd };
-    try {
-      if (this.enforcement.external) {
-        // Before the transaction: the service is asked about the hosts a dry run picks
-        // (as Blazar's candidates); no transaction stays open across the call.
-        const draft = await rolledBack(this.dataSource, async (tx) => {
-          const parts = await this.allocate(tx, caller, dto, planned, times, trustId, now);
-          return {
-            context: this.enforcement.context(parts.lease),
-            lease: await this.enforcement.leaseBody(tx, parts.lease, parts.reservations, true),
-          };
-        });
-        if (dto.before_end_date != null) draft.lease.before_end_date = dto.before_end_date;
-        await this.enforcement.checkCreate(draft.context, draft.lease);
-      }
-      const result = await this.insert(caller, dto, planned, times, trustId, {
-        now,
-        idempotencyKey,
-      });
-      if (result.replayed) await this.trusts.delete(trustId);
-      return result;
-    } catch (error) {
-      await this.trusts.delete(trustId);
-      throw error;
-    }
-  }
-
-  /** The lease, its reservations (allocated by their plugins) and events, in one go. */
-  private insert(
-    caller: Identity,
-    dto: CreateLeaseDto,
-    planned: PlannedReservation[],
-    times: { start: Date; end: Date; beforeEnd: Date | null },
-    trustId: string | null,
-    { now, idempotencyKey }: { now: Date; idempotencyKey?: string },
-  ): Promise<CreateResult> {
-    return withTransaction(this.dataSource, async (tx) => {
-      if (idempotencyKey !== undefined) {
-        const replay = await claimKey(tx, caller.projectId, idempotencyKey, requestHash(dto), now);
-        if (replay !== null) {
-          return { lease: replay, version: 0, replayed: true };
-        }
-      }
-      const { lease, reservations, events } = await this.allocate(
-        tx,
-        caller,
-        dto,
-        planned,
-        times,
-        trustId,
-        now,
-      );
-      const wire = await this.wire(tx, { lease, reservations, events });
-      await this.outbox.addWire(tx, 'lease.create', wire);
-      if (idempotencyKey !== undefined) {
-        await storeResponse(tx, caller.projectId, idempotencyKey, wire);
-      }
-      this.logger.log({ msg: 'lease created', lease_id: lease.id, project_id: lease.projectId });
-      return { lease: wire, version: lease.version, replayed: false };
-    });
-  }
-
-  /** Inserts the lease, its reservations (allocated by their plugins) and its events. */
-  private async allocate(
-    tx: EntityManager,
-    caller: Identity,
-    dto: CreateLeaseDto,
-    planned: PlannedReservation[],
-    times: { start: Date; end: Date; beforeEnd: Date | null },
-    trustId: string | null,
-    now: Date,
-  ): Promise<LeaseParts> {
-    const { start, end, beforeEnd } = times;
-    const window = { start, end };
-    const lease = tx.create(Lease, {
-      id: randomUUID(),
-      name: dto.name,
-      projectId: caller.projectId,
-      userId: caller.userId,
-      startAt: start,
-      endAt: end,
-      status: 'PENDING',
-      degraded: false,
-      version: 1,
-      trustId,
-      createdAt: now,
-      updatedAt: null,
-    });
-    await tx.insert(Lease, lease);
-    const reservations: Reservation[] = [];
-    for (const p of planned) {
-      const reservation = tx.create(Reservation, {
-        id: randomUUID(),
-        leaseId: lease.id,
-        resourceType: p.type,
-        resourceId: null,
-        status: 'pending',
-        missingResources: false,
-        resourcesChanged: false,
-        params: p.params,
-        createdAt: now,
-        updatedAt: null,
-      });
-      await tx.insert(Reservation, reservation);
-      await this.plugins.get(p.type).reserve(tx, reservation, window);
-      reservations.push(reservation);
-    }
-    await this.enforcement.checkProjectLimits(tx, lease, window);
-    const eventTimes: [EventType, Date | null][] = [
-      ['start_lease', start],
-      ['end_lease', end],
-      ['before_end_lease', beforeEnd],
-    ];
-    const events = eventTimes
-      .filter((e): e is [EventType, Date] => e[1] !== null)
-      .map(([type, time]) => this.newEvent(lease.id, type, time, now));
-    await tx.insert(LeaseEvent, events);
-    return { lease, reservations, events };
+  create(caller: Identity, dto: CreateLeaseDto, idempotencyKey?: string): Promise<CreateResult> {
+    return this.creator.create(caller, dto, idempotencyKey);
   }
 
   async update(
@@ -352,41 +183,6 @@ export class LeasesService {
     });
     await this.enforcement.checkUpdate(draft.context, draft.current, draft.next);
     return draft.version;
-  }
-
-  private async plan(
-    values: Record<string, unknown>,
-    caller: Identity,
-    now: Date,
-  ): Promise<PlannedReservation> {
-    const type = values.resource_type;
-    if (type === undefined || type === null || type === '') {
-      throw new InvalidInput('Missing parameter resource_type', 'MissingParameter');
-    }
-    if (typeof type !== 'string') throw new InvalidInput('Malformed parameter resource_type');
-    const rest = { ...values };
-    delete rest.resource_type;
-    const params = await this.plugins
-      .get(type)
-      .validate(rest, { projectId: caller.projectId, now });
-    return { type, params };
-  }
-
-  private newEvent(leaseId: string, eventType: EventType, time: Date, now: Date): LeaseEvent {
-    return Object.assign(new LeaseEvent(), {
-      id: randomUUID(),
-      leaseId,
-      eventType,
-      time,
-      status: 'UNDONE',
-      attempts: 0,
-      lastError: null,
-      retryAt: null,
-      claimedBy: null,
-      claimExpiresAt: null,
-      createdAt: now,
-      updatedAt: null,
-    });
   }
 
   private async visible(em: EntityManager, caller: Identity, id: string): Promise<Lease> {

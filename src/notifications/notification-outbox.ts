@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
+import { sql, type SqlParams } from '../database/sql.js';
 import type { LeaseResponse } from '../leases/dto/lease.response.js';
 import { describeAll, toLeaseWire, type LeaseParts } from '../leases/lease.mapper.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
@@ -52,5 +52,22 @@ export class NotificationOutbox {
        VALUES ($1, $2, $3, $4)`,
       [randomUUID(), type, JSON.stringify({ ...wire, lease_id: wire.id }), this.clock.now()],
     );
+  }
+
+  /**
+   * As `addWire`, a CTE body for a statement whose values `p` binds, written if `go` (an
+   * SQL boolean); null while notifications are off.
+   */
+  addWireSql(
+    p: SqlParams,
+    type: LeaseNotification,
+    wire: LeaseResponse,
+    go: string,
+  ): string | null {
+    if (!this.enabled) return null;
+    const payload = JSON.stringify({ ...wire, lease_id: wire.id });
+    return `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
+       SELECT ${p.bind(randomUUID())}::uuid, ${p.bind(type)}, ${p.bind(payload)}::jsonb,
+              ${p.bind(this.clock.now())}::timestamptz WHERE ${go}`;
   }
 }

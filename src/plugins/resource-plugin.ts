@@ -4,6 +4,7 @@ import type { MovedAllocation } from '../pools/evacuation.js';
 import type { FilterAnswer, SchedulingRequest } from '../scheduler/scheduling.js';
 import type { Lease } from '../leases/entities/lease.entity.js';
 import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { SqlParams } from '../database/sql.js';
 
 /** The window a reservation must hold its resources for. */
 export interface Window {
@@ -15,6 +16,31 @@ export interface Window {
 export interface ReserveContext {
   projectId: string;
   now: Date;
+}
+
+/**
+ * A new reservation's resources as `prepare` chose (and locked) them: written by the
+ * create's one statement, with the lease, its reservations and events.
+ */
+export interface PreparedReservation {
+  /**
+   * Bodies of data-modifying CTEs (`INSERT …`) that write the allocations, values bound
+   * with `p`. Each must write nothing unless `go` (an SQL boolean) holds.
+   */
+  write(p: SqlParams, go: string): string[];
+  /**
+   * An SQL expression evaluated in the same statement, with a snapshot taken after
+   * `prepare`'s locks: NULL while the choice still holds, else what changed (e.g. the
+   * hosts lost meanwhile). When one is not NULL nothing is written and `again` is called
+   * with its value.
+   */
+  recheck?(p: SqlParams): string;
+  /** A new choice after a failed recheck; throws a Conflict (409) when there is no room. */
+  again?(tx: EntityManager, stale: unknown): Promise<PreparedReservation>;
+  /** Whole hosts held over the lease's window (counted by the per-project limits). */
+  hosts: number;
+  /** What `describe` would add for the new reservation. */
+  details?: object;
 }
 
 /**
@@ -57,6 +83,18 @@ export interface ResourcePlugin {
 
   /** Allocates resources for `window`; throws a Conflict (409) when there is no room. */
   reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
+
+  /**
+   * Optional, the fast create: chooses and locks what a new reservation needs for
+   * `window`, writing nothing (its rows do not exist yet), and says how to write it.
+   * Throws a Conflict (409) when there is no room. Without it, a create inserts the
+   * lease and its reservations first and then calls `reserve`.
+   */
+  prepare?(
+    tx: EntityManager,
+    reservation: Reservation,
+    window: Window,
+  ): Promise<PreparedReservation>;
 
   /** Re-allocates for new params and/or a new window, keeping what still fits. */
   update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;

@@ -4,7 +4,7 @@ import { Clock } from '../common/clock.js';
 import { ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
+import { sql, type SqlParams } from '../database/sql.js';
 import type { HostQuery } from '../scheduler/host-query.js';
 import { AllocationsRepository } from './allocations.repository.js';
 
@@ -80,6 +80,19 @@ export class PowerReadiness {
       [hostIds, this.clock.now(), this.bootInterval, start, this.leadInterval],
     );
     return rows.map((r) => r.host_id);
+  }
+
+  /**
+   * SQL of the hosts of `ids` (an SQL int[]) that cannot be ready by `start`, for a
+   * statement whose values `p` binds (the create's recheck after its locks).
+   */
+  notReadySql(p: SqlParams, ids: string, start: Date): string {
+    const now = p.bind(this.clock.now());
+    const boot = p.bind(this.bootInterval);
+    return `SELECT hp.host_id FROM host_power hp
+        WHERE hp.host_id = ANY(${ids}) AND hp.state <> 'on'
+          AND ${readySql(now, boot)}
+              > greatest(${p.bind(start)}::timestamptz - ${p.bind(this.leadInterval)}::interval, ${now}::timestamptz)`;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { sql } from '../../database/sql.js';
+import { sql, SqlParams } from '../../database/sql.js';
 import { formatWireDate } from '../../common/dates.js';
 import { Conflict, InvalidInput } from '../../common/errors.js';
 import type { JsonObject } from '../../common/json.js';
@@ -12,7 +12,8 @@ import { AllocationsRepository, occupied, Span } from '../../pools/allocations.r
 import { combine, HostQuery, HostQueryBuilder } from '../../scheduler/host-query.js';
 import { PoolSync } from '../../pools/pool-sync.js';
 import { PowerReadiness } from '../../pools/power-readiness.js';
-import type { ResourcePlugin, Window } from '../resource-plugin.js';
+import type { PreparedReservation, ResourcePlugin, Window } from '../resource-plugin.js';
+import { writeGated } from '../prepared-write.js';
 import { asHostParams, HostParams, validateHostParams } from './host-params.js';
 import { HostMover } from './host-mover.js';
 import type { HostReservationFields } from './dto/host-reservation.response.js';
@@ -82,15 +83,70 @@ export class PhysicalHostPlugin implements ResourcePlugin {
   }
 
   async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
+    await writeGated(tx, [await this.prepare(tx, reservation, window)]);
+  }
+
+  /**
+   * Picks and locks the hosts in one statement, among those that can be powered on and
+   * prepared by the start; the create's statement then checks them again after the
+   * locks (slots or a power-off committed meanwhile) and writes the allocations.
+   */
+  async prepare(
+    tx: EntityManager,
+    reservation: Reservation,
+    window: Window,
+  ): Promise<PreparedReservation> {
     const params = asHostParams(reservation.params);
     const q = await this.query(tx, params);
-    const during = this.span(window);
-    // Only hosts that can be powered on and prepared by the start.
-    const hosts = await this.readiness.pick(tx, q, window.start, (ready, exclude) =>
-      this.allocations.findFree(tx, ready, during, params, { exclude }),
-    );
-    if (hosts.length < params.min) throw await this.noRoom(tx, q, params.min, window);
-    await this.allocations.insert(tx, reservation.id, hosts, during);
+    const choice = { q, ready: this.readiness.restrict(q, window.start), params, window };
+    return this.choose(tx, reservation.id, choice, [], 0);
+  }
+
+  private async choose(
+    tx: EntityManager,
+    reservationId: string,
+    c: { q: HostQuery; ready: HostQuery; params: HostParams; window: Window },
+    exclude: number[],
+    round: number,
+  ): Promise<PreparedReservation> {
+    const during = this.span(c.window);
+    const hosts = await this.allocations.pick(tx, c.ready, during, c.params, { exclude });
+    if (hosts.length < c.params.min) throw await this.noRoom(tx, c.q, c.params.min, c.window);
+    return this.prepared(reservationId, hosts, during, {
+      recheck: (p) => {
+        const ids = `${p.bind(hosts)}::int[]`;
+        const range = `tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')`;
+        return `SELECT array_agg(DISTINCT x.host_id) FROM (
+                  SELECT host_id FROM instance_allocations WHERE host_id = ANY(${ids}) AND during && ${range}
+                  UNION ALL ${this.readiness.notReadySql(p, ids, c.window.start)}) x`;
+      },
+      again: async (next, stale) => {
+        const lost = stale as number[];
+        if (round < 2) return this.choose(next, reservationId, c, [...exclude, ...lost], round + 1);
+        // Still losing hosts after three picks: keep those that held (checked after the locks).
+        const kept = hosts.filter((h) => !lost.includes(h));
+        if (kept.length < c.params.min) throw await this.noRoom(next, c.q, c.params.min, c.window);
+        return this.prepared(reservationId, kept, during, {});
+      },
+    });
+  }
+
+  private prepared(
+    reservationId: string,
+    hosts: number[],
+    during: Span,
+    check: Pick<PreparedReservation, 'recheck' | 'again'>,
+  ): PreparedReservation {
+    return {
+      hosts: hosts.length,
+      write: (p: SqlParams, go: string) => [
+        `INSERT INTO host_allocations (id, reservation_id, host_id, during)
+         SELECT gen_random_uuid(), ${p.bind(reservationId)}::uuid, h,
+                tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')
+           FROM unnest(${p.bind(hosts)}::int[]) h WHERE ${go}`,
+      ],
+      ...check,
+    };
   }
 
   /**

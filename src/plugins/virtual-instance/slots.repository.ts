@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
-import { sql } from '../../database/sql.js';
+import { sql, SqlParams } from '../../database/sql.js';
 import type { Placement, SlotHost } from './pick-slots.js';
 import { lockHosts, type Span } from '../../pools/allocations.repository.js';
 import type { HostQuery } from '../../scheduler/host-query.js';
@@ -23,9 +23,21 @@ export interface CapacityOptions {
   prefer?: number[];
 }
 
-function bind(params: unknown[], value: unknown): string {
-  params.push(value);
-  return `$${params.length}`;
+/**
+ * SQL of one row (`c`, `m`, `g`): the most vCPUs, MB and GB that other reservations'
+ * slots (not `own`'s) use on host `host` at one instant of `w`, 0 when none. Usage only
+ * rises where an allocation begins, so the instants to look at are those starts (and
+ * the window's start).
+ */
+function peakSql(host: string, w: string, own: string): string {
+  const others = `a.host_id = ${host} AND a.during && ${w} AND a.reservation_id IS DISTINCT FROM ${own}::uuid`;
+  return `SELECT coalesce(max(u.c), 0) AS c, coalesce(max(u.m), 0) AS m, coalesce(max(u.g), 0) AS g
+      FROM (SELECT sum(a.slots * a.vcpus) AS c, sum(a.slots * a.memory_mb) AS m,
+                   sum(a.slots * a.disk_gb) AS g
+              FROM (SELECT DISTINCT greatest(lower(a.during), lower(${w})) AS t
+                      FROM instance_allocations a WHERE ${others}) s
+              JOIN instance_allocations a ON ${others} AND a.during @> s.t
+             GROUP BY s.t) u`;
 }
 
 /**
@@ -51,78 +63,171 @@ export class SlotsRepository {
     size: SlotSize,
     options: CapacityOptions = {},
   ): Promise<SlotHost[]> {
-    const p = [...q.params];
-    const w = `tstzrange(${bind(p, during.start)}::timestamptz, ${bind(p, during.end)}::timestamptz, '[)')`;
-    const own = bind(p, options.ownReservation ?? null);
-    const only = bind(p, options.onlyHosts ?? null);
-    const exclude = bind(p, options.exclude ?? []);
-    const [v, m, d] = [bind(p, size.vcpus), bind(p, size.memory_mb), bind(p, size.disk_gb)];
-    const [cr, rr, dr] = [
-      bind(p, this.config.cpuAllocationRatio),
-      bind(p, this.config.ramAllocationRatio),
-      bind(p, this.config.diskAllocationRatio),
-    ];
-    const others = `SELECT 1 FROM instance_allocations o WHERE o.host_id = h.id AND o.during && ${w}
-                      AND o.reservation_id IS DISTINCT FROM ${own}::uuid`;
-    const eligible = `h.reservable
-            AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
-            AND (${only}::int[] IS NULL OR h.id = ANY(${only}::int[]))
-            AND NOT (h.id = ANY(${exclude}::int[]))
-            AND NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})
-            AND (${q.where})`;
-    const slotsOf = (cpu: string, ram: string, disk: string) =>
-      `floor(least((${cpu}) / ${v}::int, (${ram}) / ${m}::int,
-                   CASE WHEN ${d}::int = 0 THEN 'Infinity'::float8 ELSE (${disk}) / ${d}::int END))::int`;
-    const used = await sql<SlotHost>(
+    const p = new SqlParams();
+    const hosts = this.capacitySql(p, q, during, size, options);
+    const { rows } = await sql<SlotHost>(
       em,
-      `WITH cand AS (
-         SELECT h.id, h.vcpus * ${cr}::float8 AS cpu, h.memory_mb * ${rr}::float8 AS ram,
-                h.local_gb * ${dr}::float8 AS disk
-           FROM hosts h
-          WHERE h.id IN (SELECT a.host_id FROM instance_allocations a
-                          WHERE a.during && ${w} AND a.reservation_id IS DISTINCT FROM ${own}::uuid)
-            AND ${eligible}),
-       ov AS (
-         SELECT a.host_id, a.during * ${w} AS d, a.slots * a.vcpus AS c, a.slots * a.memory_mb AS m,
-                a.slots * a.disk_gb AS g
-           FROM instance_allocations a JOIN cand ON cand.id = a.host_id
-          WHERE a.during && ${w} AND a.reservation_id IS DISTINCT FROM ${own}::uuid),
-       peak AS (
-         SELECT host_id, max(c) AS c, max(m) AS m, max(g) AS g FROM (
-           SELECT s.host_id, sum(o.c) AS c, sum(o.m) AS m, sum(o.g) AS g
-             FROM (SELECT DISTINCT host_id, lower(d) AS t FROM ov) s
-             JOIN ov o ON o.host_id = s.host_id AND o.d @> s.t
-            GROUP BY s.host_id, s.t) u
-          GROUP BY host_id),
-       fit AS (
-         SELECT cand.id, true AS used,
-                ${slotsOf('cand.cpu - peak.c', 'cand.ram - peak.m', 'cand.disk - peak.g')} AS free
-           FROM cand JOIN peak ON peak.host_id = cand.id)
-       SELECT id, used, free FROM fit WHERE free >= 1 ORDER BY free, id`,
-      p,
+      `SELECT id, used, free FROM (${hosts}) c ORDER BY g, k, id`,
+      p.values,
     );
+    return rows;
+  }
+
+  /**
+   * SQL of the hosts `capacity` returns, as (id, used, free, g, k): `g, k, id` is the
+   * packing order (hosts with slots by fewest free, preferred hosts, then fresh ones).
+   */
+  private capacitySql(
+    p: SqlParams,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize,
+    options: CapacityOptions,
+  ): string {
+    const s = this.slotSql(p, q, during, size, options);
+    const used = `SELECT h.id, true AS used, f.free, 0 AS g, f.free AS k
+        FROM hosts h CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
+             CROSS JOIN LATERAL (SELECT ${s.free('pk')} AS free) f
+       WHERE h.id IN (SELECT a.host_id FROM instance_allocations a
+                       WHERE a.during && ${s.w} AND a.reservation_id IS DISTINCT FROM ${s.own}::uuid)
+         AND ${s.eligible} AND f.free >= 1`;
     const need = options.need;
-    const pf = [...p];
-    const prefer = bind(pf, options.prefer ?? []);
-    const minFree = bind(pf, need?.oneHost ? need.amount : 1);
-    const limit = bind(pf, need === undefined ? null : need.amount + (options.prefer?.length ?? 0));
-    const free = slotsOf(
-      `h.vcpus * ${cr}::float8`,
-      `h.memory_mb * ${rr}::float8`,
-      `h.local_gb * ${dr}::float8`,
-    );
-    const fresh = `FROM hosts h WHERE NOT EXISTS (${others}) AND ${eligible} AND ${free} >= ${minFree}::int`;
+    const prefer = p.bind(options.prefer ?? []);
+    const minFree = p.bind(need?.oneHost ? need.amount : 1);
+    // A literal, so that a prepared statement's generic plan knows it stops early.
+    const limit =
+      need === undefined ? '' : `LIMIT ${Math.trunc(need.amount + (options.prefer?.length ?? 0))}`;
+    const others = `SELECT 1 FROM instance_allocations o WHERE o.host_id = h.id AND o.during && ${s.w}
+                      AND o.reservation_id IS DISTINCT FROM ${s.own}::uuid`;
+    const free = s.free(null);
+    const fresh = `FROM hosts h WHERE NOT EXISTS (${others}) AND ${s.eligible} AND ${free} >= ${minFree}::int`;
     // The preferred hosts (what an update already holds) apart, so that the rest can walk
     // the primary key and stop after `limit` rows.
-    const rows = await sql<SlotHost>(
-      em,
-      `(SELECT h.id, false AS used, ${free} AS free ${fresh} AND h.id = ANY(${prefer}::int[]))
+    return `(${used})
        UNION ALL
-       (SELECT h.id, false AS used, ${free} AS free ${fresh} AND NOT (h.id = ANY(${prefer}::int[]))
-         ORDER BY h.id LIMIT ${limit}::int)`,
-      pf,
+       (SELECT h.id, false, ${free}, 1, 0 ${fresh} AND h.id = ANY(${prefer}::int[]))
+       UNION ALL
+       (SELECT h.id, false, ${free}, 2, 0 ${fresh} AND NOT (h.id = ANY(${prefer}::int[]))
+         ORDER BY h.id ${limit})`;
+  }
+
+  /**
+   * The pieces of SQL over a host `h` that capacity and its recheck share: the window
+   * `w`, the reservation whose slots do not count `own`, whether `h` may take slots,
+   * and how many of `size` fit on it beside a usage peak (`c`, `m`, `g` of `peak`).
+   */
+  private slotSql(
+    p: SqlParams,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize,
+    options: Pick<CapacityOptions, 'ownReservation' | 'onlyHosts' | 'exclude'>,
+  ): { w: string; own: string; eligible: string; free: (peak: string | null) => string } {
+    const where = p.embed(q.where, q.params);
+    const w = `tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')`;
+    const own = p.bind(options.ownReservation ?? null);
+    const conditions = [
+      'h.reservable',
+      `NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')`,
+      `NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})`,
+      `(${where})`,
+    ];
+    if (options.onlyHosts !== undefined) {
+      conditions.push(`h.id = ANY(${p.bind(options.onlyHosts)}::int[])`);
+    }
+    if (options.exclude !== undefined && options.exclude.length > 0) {
+      conditions.push(`NOT (h.id = ANY(${p.bind(options.exclude)}::int[]))`);
+    }
+    const [v, m, d] = [p.bind(size.vcpus), p.bind(size.memory_mb), p.bind(size.disk_gb)];
+    const [cr, rr, dr] = [
+      p.bind(this.config.cpuAllocationRatio),
+      p.bind(this.config.ramAllocationRatio),
+      p.bind(this.config.diskAllocationRatio),
+    ];
+    const free = (peak: string | null) => {
+      const minus = (column: string) => (peak === null ? '' : ` - ${peak}.${column}`);
+      return `floor(least((h.vcpus * ${cr}::float8${minus('c')}) / ${v}::int,
+                   (h.memory_mb * ${rr}::float8${minus('m')}) / ${m}::int,
+                   CASE WHEN ${d}::int = 0 THEN 'Infinity'::float8
+                        ELSE (h.local_gb * ${dr}::float8${minus('g')}) / ${d}::int END))::int`;
+    };
+    return { w, own, eligible: conditions.join('\n AND '), free };
+  }
+
+  /**
+   * A new reservation's slots in one statement: the hosts `capacity` finds, packed as
+   * `pickSlots` packs them (its SQL twin), and locked. Null when they do not fit.
+   */
+  async placeNew(
+    tx: EntityManager,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize & { amount: number; affinity: boolean | null },
+    reservationId: string,
+  ): Promise<Placement | null> {
+    const p = new SqlParams();
+    const hosts = this.capacitySql(p, q, during, size, {
+      ownReservation: reservationId,
+      need: { amount: size.amount, oneHost: size.affinity === true },
+    });
+    const n = `${p.bind(size.amount)}::int`;
+    const placed =
+      size.affinity === true
+        ? `SELECT id, ${n} AS take FROM c WHERE free >= ${n} ORDER BY g, k, id LIMIT 1`
+        : `SELECT id, least(cap, ${n} - coalesce(sum(cap) OVER (ORDER BY g, k, id
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::int AS take
+             FROM (SELECT id, g, k, ${size.affinity === false ? 'least(free, 1)' : 'free'} AS cap FROM c) x`;
+    const { rows } = await sql<{ id: number; take: number }>(
+      tx,
+      `WITH c AS (${hosts}),
+            placed AS (SELECT id, take FROM (${placed}) y WHERE take > 0)
+       SELECT h.id, pl.take FROM hosts h JOIN placed pl ON pl.id = h.id
+        WHERE (SELECT sum(take) FROM placed) = ${n}
+        ORDER BY h.id FOR UPDATE OF h`,
+      p.values,
+      { prepare: true },
     );
-    return [...used.rows, ...rows.rows];
+    return rows.length === 0 ? null : new Map(rows.map((r) => [r.id, r.take]));
+  }
+
+  /**
+   * SQL (for the create's statement, after `placeNew`'s locks) of the hosts of
+   * `placement` that no longer have room for their slots, or NULL when all do.
+   */
+  recheckSql(
+    p: SqlParams,
+    q: HostQuery,
+    during: Span,
+    size: SlotSize,
+    reservationId: string,
+    placement: Placement,
+  ): string {
+    const s = this.slotSql(p, q, during, size, { ownReservation: reservationId });
+    const ids = p.bind([...placement.keys()]);
+    const takes = p.bind([...placement.values()]);
+    // LIMIT: a literal count, so that a generic plan does not guess ten hosts.
+    return `SELECT array_agg(x.host)
+        FROM (SELECT * FROM unnest(${ids}::int[], ${takes}::int[]) LIMIT ${placement.size}) AS x(host, take)
+       WHERE NOT EXISTS (
+               SELECT 1 FROM hosts h CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
+                WHERE h.id = x.host AND ${s.eligible} AND ${s.free('pk')} >= x.take)`;
+  }
+
+  /** SQL that writes a new reservation's slots, if `go`. */
+  addSql(
+    p: SqlParams,
+    reservationId: string,
+    placement: Placement,
+    size: SlotSize,
+    during: Span,
+    go: string,
+  ): string {
+    return `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+       SELECT gen_random_uuid(), ${p.bind(reservationId)}::uuid, x.host, x.slots, ${p.bind(size.vcpus)}::int,
+              ${p.bind(size.memory_mb)}::int, ${p.bind(size.disk_gb)}::int,
+              tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')
+         FROM unnest(${p.bind([...placement.keys()])}::int[], ${p.bind([...placement.values()])}::int[]) AS x(host, slots)
+        WHERE ${go}`;
   }
 
   /**

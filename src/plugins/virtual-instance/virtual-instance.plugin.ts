@@ -12,7 +12,14 @@ import { InstancePool, SlotReservation } from './instance-pool.js';
 import { SlotsRepository } from './slots.repository.js';
 import { occupied, type Span } from '../../pools/allocations.repository.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
-import type { ReserveContext, ResourcePlugin, Window } from '../resource-plugin.js';
+import type {
+  PreparedReservation,
+  ReserveContext,
+  ResourcePlugin,
+  Window,
+} from '../resource-plugin.js';
+import { writeGated } from '../prepared-write.js';
+import type { HostQuery } from '../../scheduler/host-query.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { InstanceUpkeep } from './instance-upkeep.js';
@@ -135,7 +142,48 @@ export class VirtualInstancePlugin implements ResourcePlugin {
   }
 
   async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
-    await this.place(tx, reservation, window, new Map());
+    await writeGated(tx, [await this.prepare(tx, reservation, window)]);
+  }
+
+  /**
+   * Places and locks the slots in one statement; the create's statement checks the
+   * hosts again after the locks (slots committed meanwhile) and writes them.
+   */
+  async prepare(
+    tx: EntityManager,
+    reservation: Reservation,
+    window: Window,
+  ): Promise<PreparedReservation> {
+    const params = asInstanceParams(reservation.params);
+    const q = await this.queries.build(tx, combine(params.resource_properties));
+    return this.placeNew(tx, reservation.id, q, this.span(window), params, 0);
+  }
+
+  private async placeNew(
+    tx: EntityManager,
+    reservationId: string,
+    q: HostQuery,
+    during: Span,
+    params: InstanceParams,
+    round: number,
+  ): Promise<PreparedReservation> {
+    // As placeLocked: a host filling up under us five times running means no room.
+    const placement =
+      round < 5 ? await this.slots.placeNew(tx, q, during, params, reservationId) : null;
+    if (placement === null) throw this.noRoom(params);
+    return {
+      hosts: 0,
+      details: { claims: [] },
+      write: (p, go) => [this.slots.addSql(p, reservationId, placement, params, during, go)],
+      recheck: (p) => this.slots.recheckSql(p, q, during, params, reservationId, placement),
+      again: (next) => this.placeNew(next, reservationId, q, during, params, round + 1),
+    };
+  }
+
+  private noRoom(params: InstanceParams): NotEnoughHosts {
+    return new NotEnoughHosts(
+      `: no room for ${params.amount} instance(s) of ${params.vcpus} vCPU, ${params.memory_mb} MB`,
+    );
   }
 
   async update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
@@ -170,11 +218,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
       },
       (hosts) => pickSlots(hosts, params.amount, params.affinity, current),
     );
-    if (placement === null) {
-      throw new NotEnoughHosts(
-        `: no room for ${params.amount} instance(s) of ${params.vcpus} vCPU, ${params.memory_mb} MB`,
-      );
-    }
+    if (placement === null) throw this.noRoom(params);
     await this.slots.store(tx, r.id, placement, params, during);
     return placement;
   }

@@ -1,0 +1,377 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Identity } from '../common/auth/identity.js';
+import { Clock } from '../common/clock.js';
+import { parseInputDate } from '../common/dates.js';
+import { InvalidInput } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { TrustsService } from '../compute/trusts.service.js';
+import { sql, SqlParams } from '../database/sql.js';
+import { withTransaction } from '../database/transaction.js';
+import {
+  ProjectLimitsService,
+  toSpans,
+  type Spans,
+} from '../enforcement/project-limits.service.js';
+import { rolledBack } from '../enforcement/rolled-back.js';
+import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
+import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import type { EventType } from '../events/event-status.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
+import { writeGated, type StatementParts } from '../plugins/prepared-write.js';
+import type { PreparedReservation, Window } from '../plugins/resource-plugin.js';
+import { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { CreateLeaseDto } from './dto/lease.dto.js';
+import type { LeaseResponse } from './dto/lease.response.js';
+import { Lease } from './entities/lease.entity.js';
+import {
+  claimKeySql,
+  replayOf,
+  requestHash,
+  storedReplay,
+  storeResponse,
+  storeResponseSql,
+} from './idempotency.js';
+import { beforeEndTime, checkNewWindow } from './lease-rules.js';
+import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
+import { newLeaseSql } from './leases.repository.js';
+
+export interface CreateResult {
+  lease: LeaseResponse;
+  version: number;
+  replayed: boolean;
+}
+
+interface PlannedReservation {
+  type: string;
+  params: JsonObject;
+}
+
+interface Times extends Window {
+  beforeEnd: Date | null;
+}
+
+/** The key a create claims: the caller's project, the header, the body's hash. */
+interface KeyClaim {
+  key: string;
+  hash: string;
+}
+
+/** Nothing written, for the external service's dry run; or everything, for real. */
+interface WriteOptions {
+  key?: KeyClaim;
+  notify: boolean;
+}
+
+/**
+ * POST /v1/leases. Everything is checked before the transaction; inside it, in the
+ * usual case (one reservation whose plugin can `prepare`), a create is at most three
+ * statements: the idempotency key and the project's limit lock, when needed; the
+ * plugin's pick, which locks what it chose; and one statement that checks the choice
+ * again after the locks and writes the lease, its reservations, allocations, events,
+ * notification and stored response, and reads what the project's limits count. The
+ * exclusion constraint on host_allocations stays the last word on overlaps.
+ */
+@Injectable()
+export class LeaseCreator {
+  private readonly logger = new Logger('leases');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly plugins: PluginRegistry,
+    private readonly trusts: TrustsService,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly enforcement: UsageEnforcement,
+    private readonly limits: ProjectLimitsService,
+    private readonly outbox: NotificationOutbox,
+  ) {}
+
+  async create(
+    caller: Identity,
+    dto: CreateLeaseDto,
+    idempotencyKey?: string,
+  ): Promise<CreateResult> {
+    const now = this.clock.now();
+    const key =
+      idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: requestHash(dto) };
+    if (key !== undefined) {
+      const replay = await storedReplay(
+        this.dataSource.manager,
+        caller.projectId,
+        key.key,
+        key.hash,
+        now,
+      );
+      if (replay !== null) return { lease: replay, version: 0, replayed: true };
+    }
+    const start = parseInputDate(dto.start_date, now);
+    const end = parseInputDate(dto.end_date, now);
+    const window = { start, end };
+    checkNewWindow(window, now);
+    this.enforcement.checkDuration(caller.projectId, window);
+    const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
+    const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
+    if (dto.events !== undefined && dto.events.length > 0) {
+      throw new InvalidInput('User-defined events are not supported; leave events empty');
+    }
+    const planned = await Promise.all(
+      (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
+    );
+    const trustId = planned.some((p) => this.plugins.get(p.type).actsAsUser)
+      ? await this.trusts.create(caller)
+      : null;
+    const times = { ...window, beforeEnd };
+    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now);
+    try {
+      if (this.enforcement.external) {
+        // Before the transaction: the service is asked about the hosts a dry run picks
+        // (as Blazar's candidates); no transaction stays open across the call.
+        const draft = await rolledBack(this.dataSource, async (tx) => {
+          const made = parts();
+          await this.write(tx, made, times, { notify: false });
+          return {
+            context: this.enforcement.context(made.lease),
+            lease: await this.enforcement.leaseBody(tx, made.lease, made.reservations, true),
+          };
+        });
+        if (dto.before_end_date != null) draft.lease.before_end_date = dto.before_end_date;
+        await this.enforcement.checkCreate(draft.context, draft.lease);
+      }
+      const result = await this.insert(parts(), times, key);
+      if (result.replayed) await this.trusts.delete(trustId);
+      return result;
+    } catch (error) {
+      await this.trusts.delete(trustId);
+      throw error;
+    }
+  }
+
+  /** One transaction; or one statement alone, when that is all the create is. */
+  private async insert(parts: LeaseParts, times: Times, key?: KeyClaim): Promise<CreateResult> {
+    const options = { key, notify: true };
+    const lone =
+      key === undefined &&
+      parts.reservations.length === 0 &&
+      !this.limits.limited(parts.lease.projectId);
+    const result = lone
+      ? await this.write(this.dataSource.manager, parts, times, options)
+      : await withTransaction(this.dataSource, (tx) => this.write(tx, parts, times, options));
+    if (result.replayed) return result;
+    const { lease } = parts;
+    this.logger.log({ msg: 'lease created', lease_id: lease.id, project_id: lease.projectId });
+    return result;
+  }
+
+  /** Writes the lease in `tx`: see the class. */
+  private async write(
+    tx: EntityManager,
+    parts: LeaseParts,
+    window: Window,
+    options: WriteOptions,
+  ): Promise<CreateResult> {
+    const { lease, reservations } = parts;
+    const limited = this.limits.limited(lease.projectId);
+    if (options.key !== undefined || limited) {
+      const replay = await this.claim(tx, lease, options.key, limited);
+      if (replay !== null) return { lease: replay, version: 0, replayed: true };
+    }
+    const plugins = reservations.map((r) => this.plugins.get(r.resourceType));
+    if (reservations.length > 1 || plugins.some((p) => p.prepare === undefined)) {
+      return this.writeInSteps(tx, parts, window, options);
+    }
+    const prepared: PreparedReservation[] = [];
+    for (const [i, plugin] of plugins.entries()) {
+      prepared.push(await plugin.prepare!(tx, reservations[i], window));
+    }
+    const details = new Map(
+      reservations.flatMap((r, i) => {
+        const d = prepared[i].details;
+        return d === undefined ? [] : [[r.id, d] as const];
+      }),
+    );
+    const wire = toLeaseWire(parts, this.plugins, details);
+    const written = await writeGated<Spans>(tx, prepared, (p, go) =>
+      this.leaseSql(p, go, parts, wire, options, limited),
+    );
+    if (limited) {
+      const own = written.prepared.flatMap((r) =>
+        Array.from({ length: r.hosts }, () => ({ leaseId: lease.id, ...window })),
+      );
+      this.limits.evaluate(lease.projectId, lease.id, window, [...toSpans(written.row), ...own]);
+    }
+    return { lease: wire, version: lease.version, replayed: false };
+  }
+
+  /** The lease's part of the create's statement. */
+  private leaseSql(
+    p: SqlParams,
+    go: string,
+    parts: LeaseParts,
+    wire: LeaseResponse | null,
+    options: WriteOptions,
+    limited: boolean,
+  ): StatementParts {
+    const { lease } = parts;
+    const ctes = newLeaseSql(p, parts, go);
+    const columns: string[] = [];
+    if (wire !== null && options.notify) {
+      const notify = this.outbox.addWireSql(p, 'lease.create', wire, go);
+      if (notify !== null) ctes.push(`o AS (${notify})`);
+    }
+    if (wire !== null && options.key !== undefined) {
+      ctes.push(`k AS (${storeResponseSql(p, lease.projectId, options.key.key, wire, go)})`);
+    }
+    if (limited) {
+      const window = { start: lease.startAt, end: lease.endAt };
+      ctes.push(`sp AS (SELECT ${this.limits.spansSql(p, lease.projectId, window)})`);
+      columns.push(
+        '(SELECT lease_ids FROM sp) AS lease_ids',
+        '(SELECT starts FROM sp) AS starts',
+        '(SELECT ends FROM sp) AS ends',
+      );
+    }
+    return { ctes, columns };
+  }
+
+  /**
+   * The first statement, when needed: claims the idempotency key and takes the project's
+   * limit lock (so that the statement that counts sees racing creates). Returns the
+   * stored response when another request holds the key.
+   */
+  private async claim(
+    tx: EntityManager,
+    lease: Lease,
+    key: KeyClaim | undefined,
+    limited: boolean,
+  ): Promise<LeaseResponse | null> {
+    const p = new SqlParams();
+    const columns: string[] = [];
+    let text = '';
+    if (key !== undefined) {
+      const claim = claimKeySql(p, lease.projectId, key.key, key.hash, lease.createdAt);
+      text = `WITH k AS (${claim}) `;
+      columns.push('(SELECT count(*) FROM k)::int AS claimed');
+    }
+    if (limited) columns.push(`${this.limits.lockSql(p, lease.projectId)} AS locked`);
+    const { rows } = await sql<{ claimed?: number }>(
+      tx,
+      `${text}SELECT ${columns.join(', ')}`,
+      p.values,
+      { prepare: true },
+    );
+    if (key === undefined || rows[0].claimed === 1) return null;
+    return replayOf(tx, lease.projectId, key.key, key.hash);
+  }
+
+  /**
+   * Several reservations, or a plugin without `prepare`: the lease and its reservations
+   * first, then each plugin's `reserve` in turn (each sees what the others took).
+   */
+  private async writeInSteps(
+    tx: EntityManager,
+    parts: LeaseParts,
+    window: Window,
+    options: WriteOptions,
+  ): Promise<CreateResult> {
+    const { lease } = parts;
+    await writeGated(tx, [], (p, go) => ({ ctes: newLeaseSql(p, parts, go), columns: [] }));
+    for (const reservation of parts.reservations) {
+      await this.plugins.get(reservation.resourceType).reserve(tx, reservation, window);
+    }
+    await this.enforcement.checkProjectLimits(tx, lease, window);
+    const wire = toLeaseWire(parts, this.plugins, await describeAll(tx, [parts], this.plugins));
+    if (options.notify) await this.outbox.addWire(tx, 'lease.create', wire);
+    if (options.key !== undefined) {
+      await storeResponse(tx, lease.projectId, options.key.key, wire);
+    }
+    return { lease: wire, version: lease.version, replayed: false };
+  }
+
+  /** The new lease, its reservations and events, in memory. */
+  private newLease(
+    caller: Identity,
+    name: string,
+    planned: PlannedReservation[],
+    times: Times,
+    trustId: string | null,
+    now: Date,
+  ): LeaseParts {
+    const lease = Object.assign(new Lease(), {
+      id: randomUUID(),
+      name,
+      projectId: caller.projectId,
+      userId: caller.userId,
+      startAt: times.start,
+      endAt: times.end,
+      status: 'PENDING',
+      degraded: false,
+      version: 1,
+      trustId,
+      createdAt: now,
+      updatedAt: null,
+    });
+    const reservations = planned.map((p) =>
+      Object.assign(new Reservation(), {
+        id: randomUUID(),
+        leaseId: lease.id,
+        resourceType: p.type,
+        resourceId: null,
+        status: 'pending',
+        missingResources: false,
+        resourcesChanged: false,
+        params: p.params,
+        createdAt: now,
+        updatedAt: null,
+      }),
+    );
+    const eventTimes: [EventType, Date | null][] = [
+      ['start_lease', times.start],
+      ['end_lease', times.end],
+      ['before_end_lease', times.beforeEnd],
+    ];
+    const events = eventTimes
+      .filter((e): e is [EventType, Date] => e[1] !== null)
+      .map(([type, time]) => this.newEvent(lease.id, type, time, now));
+    return { lease, reservations, events };
+  }
+
+  private async plan(
+    values: Record<string, unknown>,
+    caller: Identity,
+    now: Date,
+  ): Promise<PlannedReservation> {
+    const type = values.resource_type;
+    if (type === undefined || type === null || type === '') {
+      throw new InvalidInput('Missing parameter resource_type', 'MissingParameter');
+    }
+    if (typeof type !== 'string') throw new InvalidInput('Malformed parameter resource_type');
+    const rest = { ...values };
+    delete rest.resource_type;
+    const params = await this.plugins
+      .get(type)
+      .validate(rest, { projectId: caller.projectId, now });
+    return { type, params };
+  }
+
+  private newEvent(leaseId: string, eventType: EventType, time: Date, now: Date): LeaseEvent {
+    return Object.assign(new LeaseEvent(), {
+      id: randomUUID(),
+      leaseId,
+      eventType,
+      time,
+      status: 'UNDONE',
+      attempts: 0,
+      lastError: null,
+      retryAt: null,
+      claimedBy: null,
+      claimExpiresAt: null,
+      createdAt: now,
+      updatedAt: null,
+    });
+  }
+}
