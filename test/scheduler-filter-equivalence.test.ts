@@ -283,5 +283,19 @@ describe('the scheduler filter against Blazar’s rules host by host', () => {
       const hinted = await plan(HINTED_SQL, ['p1', ['big-3', 'big-4']]);
       expect(scanned(hinted)).toEqual([]);
     });
+
+    it('should explain every host when 150,000 of them pass', async () => {
+      // Hosts in no pool pass without a hint: one group of 150,000 names.
+      await client.query(
+        `INSERT INTO hosts (hypervisor_hostname, service_name, vcpus, memory_mb, local_gb,
+                            hypervisor_type, hypervisor_version, cpu_info, availability_zone, created_at)
+         SELECT 'free-' || i, 'free-' || i, 8, 16384, 100, 'QEMU', 1, '', 'nova', now()
+           FROM generate_series(1, 150000) i`,
+      );
+      const answer = await ask({ project_id: 'p1' }, true);
+      expect(answer.hosts).toHaveLength(150_000);
+      expect(answer.hosts[149_999]).toBe('free-150000');
+      expect(Object.keys(answer.rejected ?? {})).toHaveLength(20_000);
+    }, 120_000);
   });
 });

@@ -153,8 +153,11 @@ function answer(groups: PoolGroup[], wanted: string[]): FilterAnswer {
   const hosts: string[] = [];
   const rejected = reasons();
   for (const group of groups) {
-    if (group.verdict === 'pass') hosts.push(...group.names);
-    else for (const name of group.names) rejected[name] = reason(group.verdict, group.pool, wanted);
+    for (const name of group.names) {
+      // One push a name: spreading a fleet of names into push() overflows the stack.
+      if (group.verdict === 'pass') hosts.push(name);
+      else rejected[name] = reason(group.verdict, group.pool, wanted);
+    }
   }
   return { hosts, rejected };
 }
