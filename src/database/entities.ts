@@ -12,6 +12,7 @@ import { NotificationOutbox1764400000000 } from './migrations/1764400000000-Noti
 import { LeaseListIndex1764500000000 } from './migrations/1764500000000-LeaseListIndex.js';
 import { WebhookDeliveries1764600000000 } from './migrations/1764600000000-WebhookDeliveries.js';
 import { SlotEndsIndex1764700000000 } from './migrations/1764700000000-SlotEndsIndex.js';
+import { AllocationTimeIndexes1764700000001 } from './migrations/1764700000001-AllocationTimeIndexes.js';
 import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js';
 import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
 import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseSortIndexes.js';
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   LeaseListIndex1764500000000,
   WebhookDeliveries1764600000000,
   SlotEndsIndex1764700000000,
+  AllocationTimeIndexes1764700000001,
   PowerPlan1764800000000,
   PowerServers1764810000000,
   LeaseSortIndexes1764900000000,

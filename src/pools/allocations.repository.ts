@@ -22,17 +22,15 @@ export const HOST_USAGE = `(SELECT reservation_id, host_id, during FROM host_all
 
 /**
  * What keeps hosts busy over `range` (SQL of a tstzrange): (host_id, during) of the
- * whole-host allocations and instance slots overlapping it, on the hosts `h` for which
- * `hosts` (SQL over `h`) holds. The one place that says how long an allocation holds its
- * host for the availability search and the capacity plan (its range already ends after
- * the cleaning time); a lead time before each start would widen `during` here (and
- * `range` by as much).
+ * whole-host allocations and instance slots overlapping it. The one place that says how
+ * long an allocation holds its host for the availability search and the capacity plan
+ * (its range already ends after the cleaning time); a lead time before each start would
+ * widen `during` here (and `range` by as much).
  */
-function busy(range: string, hosts: string): string {
-  const of = (table: string) =>
-    `SELECT a.host_id, a.during FROM ${table} a JOIN hosts h ON h.id = a.host_id
-      WHERE a.during && ${range} AND (${hosts})`;
-  return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
+function busy(range: string): string {
+  return `(SELECT host_id, during FROM host_allocations WHERE during && ${range}
+           UNION ALL
+           SELECT host_id, during FROM instance_allocations WHERE during && ${range})`;
 }
 
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
@@ -293,7 +291,11 @@ export class AllocationsRepository {
     const lim = bind(params, limit);
     const { rows } = await sql<{ total: number; starts: Date[]; frees: number[] }>(
       em,
-      `WITH busy AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`, eligible(q))},
+      `WITH near AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`)},
+            -- Read by time first, then joined to their hosts: a selective requirement that the
+            -- planner misjudges must not turn into a probe of the allocations per host.
+            busy AS MATERIALIZED (SELECT n.host_id, n.during FROM near n JOIN hosts h ON h.id = n.host_id
+                                   WHERE ${eligible(q)}),
             taken AS (SELECT unnest(range_agg(tstzrange(lower(during) - ${dur}, upper(during), '()'))) AS r
                         FROM busy GROUP BY host_id),
             candidates AS (
@@ -365,7 +367,8 @@ export class AllocationsRepository {
               SELECT b.host_id,
                      tstzrange(date_bin(${step}, greatest(lower(b.during), ${start}), ${start}),
                                date_bin(${step}, upper(b.during) - interval '1 microsecond', ${start}) + ${step}) AS r
-                FROM ${busy(`tstzrange(${start}, ${end}, '[)')`, eligible(q))} b),
+                FROM ${busy(`tstzrange(${start}, ${end}, '[)')`)} b JOIN hosts h ON h.id = b.host_id
+               WHERE ${eligible(q)}),
             merged AS (SELECT unnest(range_agg(r)) AS r FROM runs GROUP BY host_id),
             deltas AS (SELECT v.t, sum(v.d) AS d
                          FROM merged m, LATERAL (VALUES (lower(m.r), 1), (upper(m.r), -1)) v(t, d)
