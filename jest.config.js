@@ -21,7 +21,14 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/*.test.ts'] },
+    // Real databases and brokers, two files at a time beside the heavy random-data tests:
+    // a wait longer than Jest's 5 s default is load, not a failure (no test asserts speed).
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/*.test.ts'],
+      testTimeout: 30_000,
+    },
     // Needs Keystone and Nova running (../shared/openstack): `npm run test:openstack`.
     { ...common, displayName: 'openstack', testMatch: ['<rootDir>/test/openstack/*.test.ts'] },
   ],

@@ -16,7 +16,7 @@ import { ManagerService } from '../src/events/manager.service.js';
 const HOUR = 3_600_000;
 
 // PGlite takes a few seconds to start; this file starts it twice.
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 interface Allocation {
   resource_id: string;
