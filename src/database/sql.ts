@@ -37,7 +37,7 @@ export class SqlParams {
 }
 
 /** Named statements kept per connection at most; past that, statements run unnamed. */
-const MAX_PREPARED = 200;
+const MAX_PREPARED = 100;
 const names = new Map<string, string>();
 
 function statementName(text: string): string {
