@@ -26,11 +26,17 @@ export const HOST_USAGE = `(SELECT reservation_id, host_id, during FROM host_all
  * long an allocation holds its host for the availability search and the capacity plan
  * (its range already ends after the cleaning time); a lead time before each start would
  * widen `during` here (and `range` by as much).
+ *
+ * reservation_id is read too although no caller needs it: it is in neither table's
+ * (host_id, during) GiST index, so the planner cannot answer from that index alone, which
+ * it costs as cheap for a time-only condition but reads nearly whole (891 buffers at
+ * 100,000 allocations, 8,216 at 1,000,000, against 38 and 132 through the SP-GiST index
+ * on during).
  */
 function busy(range: string): string {
-  return `(SELECT host_id, during FROM host_allocations WHERE during && ${range}
-           UNION ALL
-           SELECT host_id, during FROM instance_allocations WHERE during && ${range})`;
+  const of = (table: string) =>
+    `SELECT host_id, during, reservation_id FROM ${table} WHERE during && ${range}`;
+  return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
 }
 
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
