@@ -9,6 +9,7 @@ export async function measureOperations(
   http: BenchClient,
   ds: DataSource,
   start: Date,
+  hosts: number,
   budgetMs: number,
 ): Promise<Figure[]> {
   const figures: Figure[] = [];
@@ -52,18 +53,16 @@ export async function measureOperations(
     await filter(false)();
     return 1; // the UPDATE is the bench's, not the request's
   });
-  const named = Array.from({ length: 50 }, (_, i) => `bench-${String(i + 1).padStart(6, '0')}`);
-  await m('scheduler filter, 50 named hosts, hint', 200, async () => {
-    await http.post(
-      '/v1/scheduler/filter',
-      {
-        project_id: 'p1',
-        hosts: named,
-        hints: { reservation: '00000000-0000-0000-0000-000000000000' },
-      },
-      [200],
-    );
-  });
+  // What Nova's filter sends: the hosts left by the filters before it, by name.
+  const names = (n: number) =>
+    Array.from({ length: n }, (_, i) => `bench-${String(i + 1).padStart(6, '0')}`);
+  const named = (hosts: string[], hints: Record<string, string>) => async () => {
+    await http.post('/v1/scheduler/filter', { project_id: 'p1', hosts, hints }, [200]);
+  };
+  const hint = { reservation: '00000000-0000-0000-0000-000000000000' };
+  await m('scheduler filter, 50 named hosts, hint', 200, named(names(50), hint));
+  await m('scheduler filter, 1,000 named hosts', 100, named(names(1000), {}));
+  await m('scheduler filter, every host named', 20, named(names(hosts), {}));
   await m('availability, 10 hosts for 2d', 50, () =>
     http.get('/v1/os-hosts/availability?count=10&duration=2d&limit=3'),
   );

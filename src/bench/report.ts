@@ -23,7 +23,7 @@ export function formatTable(results: ScenarioResult[]): string {
     rows.push([
       size,
       r.shape,
-      `creates/s, ${t.clients} clients: ${t.perSecond.toFixed(0)}; CPU/create Node ${ms(t.nodeCpuMs)} ms, PostgreSQL ${ms(t.postgresCpuMs)} ms`,
+      `creates/s, ${t.clients} clients: ${t.perSecond.toFixed(0)}; CPU/create Node server ${ms(t.nodeCpuMs)} ms (clients ${ms(t.clientCpuMs)} ms), PostgreSQL ${ms(t.postgresCpuMs)} ms`,
       String(t.creates),
       '',
       '',

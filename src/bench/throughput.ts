@@ -1,8 +1,11 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ManagerService } from '../events/manager.service.js';
 import type { FakeClock } from '../common/clock.js';
 import { BenchClient, fmt, hostLease, REQUEST_TIMEOUT_MS } from './http.js';
+import type { LoadOrder, LoadResult } from './load.js';
 import { processCpuSeconds } from './machine.js';
 import { statements } from './stats.js';
 
@@ -12,7 +15,10 @@ export interface Throughput {
   creates: number;
   seconds: number;
   perSecond: number;
+  /** The server's Node CPU per create (the bench process, without the clients). */
   nodeCpuMs: number;
+  /** The clients' Node CPU per create, in their own process. */
+  clientCpuMs: number;
   postgresCpuMs: number;
   statements: number;
 }
@@ -27,11 +33,28 @@ async function backendPids(ds: DataSource): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
+/** Runs the create load in a forked Node process and waits for its result. */
+function forkLoad(order: LoadOrder): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(__dirname, 'load.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let result: LoadResult | undefined;
+    child.once('message', (message) => (result = message as LoadResult));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      result ? resolve(result) : reject(new Error(`the load process exited with ${code}`)),
+    );
+    child.send(order);
+  });
+}
+
 /**
- * `clients` concurrent clients create one-host leases for `seconds`. CPU per create is
- * the Node process's `cpuUsage` delta and the summed utime+stime (/proc/<pid>/stat) of
- * the bench database's backends, each divided by the successful creates. The server is
- * local, so its backends' /proc entries are readable.
+ * `clients` concurrent clients create one-host leases for `seconds`, from a forked Node
+ * process, so the bench process's `cpuUsage` delta is the server's alone. CPU per create
+ * is that delta and the summed utime+stime (/proc/<pid>/stat) of the bench database's
+ * backends, each divided by the successful creates; the load process's own CPU is
+ * reported apart. The server is local, so its backends' /proc entries are readable.
  */
 export async function createThroughput(
   http: BenchClient,
@@ -50,41 +73,34 @@ export async function createThroughput(
   const pgBefore = new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
   const cpuBefore = process.cpuUsage();
   const stmtsBefore = statements.count;
-  let next = 0;
-  let ok = 0;
-  const t0 = process.hrtime.bigint();
-  const deadline = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (Date.now() < deadline) {
-        const status = await http.post(
-          '/v1/leases',
-          hostLease(start, 20_000 + next++, 1),
-          [201, 409],
-        );
-        if (status === 201) ok++;
-      }
-    }),
-  );
-  const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
+  const load = await forkLoad({
+    base: http.base,
+    clients,
+    seconds,
+    start: start.toISOString(),
+    first: 20_000,
+  });
   const cpu = process.cpuUsage(cpuBefore);
   const stmts = statements.count - stmtsBefore;
   let pgSeconds = 0;
   for (const pid of await backendPids(ds)) {
     pgSeconds += processCpuSeconds(pid) - (pgBefore.get(pid) ?? 0);
   }
+  const ok = load.created;
   const result: Throughput = {
     clients,
     creates: ok,
-    seconds: elapsed,
-    perSecond: ok / elapsed,
+    seconds: load.seconds,
+    perSecond: ok / load.seconds,
     nodeCpuMs: (cpu.user + cpu.system) / 1000 / ok,
+    clientCpuMs: load.cpuMs / ok,
     postgresCpuMs: (pgSeconds * 1000) / ok,
-    statements: stmts / next,
+    statements: stmts / load.sent,
   };
   console.log(
-    `  creates, ${clients} concurrent clients: ${ok} of ${next} in ${elapsed.toFixed(1)} s = ` +
-      `${result.perSecond.toFixed(0)}/s; CPU per create: Node ${result.nodeCpuMs.toFixed(2)} ms, ` +
+    `  creates, ${clients} concurrent clients: ${ok} of ${load.sent} in ${load.seconds.toFixed(1)} s = ` +
+      `${result.perSecond.toFixed(0)}/s; CPU per create: Node ${result.nodeCpuMs.toFixed(2)} ms ` +
+      `(the clients' process ${result.clientCpuMs.toFixed(2)} ms more), ` +
       `PostgreSQL ${result.postgresCpuMs.toFixed(2)} ms (${pids.length} backends)`,
   );
   return result;
