@@ -8,7 +8,8 @@ import { parseDuration } from '../common/durations.js';
 import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
-import { AllocationsRepository, HOST_USAGE } from './allocations.repository.js';
+import { HOST_USAGE } from './allocations.repository.js';
+import { capacityPlan } from './capacity-plan.js';
 import { PowerReadiness } from './power-readiness.js';
 import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
 import { isUuid } from '../common/ids.js';
@@ -44,7 +45,6 @@ function positive(name: string, value: unknown, fallback: number, max: number): 
 export class AllocationsService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly allocations: AllocationsRepository,
     private readonly queries: HostQueryBuilder,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
@@ -120,7 +120,7 @@ export class AllocationsService {
       em,
       combine(query.hypervisor_properties, query.resource_properties),
     );
-    const plan = await this.allocations.capacity(em, q, { start, end }, step);
+    const plan = await capacityPlan(em, q, { start, end }, step);
     return {
       capacity: plan.map((p) => ({
         start_date: formatWireDate(p.start),

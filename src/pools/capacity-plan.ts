@@ -1,0 +1,69 @@
+import type { EntityManager } from 'typeorm';
+import { sql } from '../database/sql.js';
+import type { HostQuery } from '../scheduler/host-query.js';
+import { bind, busy, eligible } from './allocation-sql.js';
+import type { Span } from './allocations.repository.js';
+
+/**
+ * The capacity plan: per step of [start, end), how many matching hosts are in the
+ * reservation pool, how many of those are reserved at some point of the step, and how
+ * many matching hosts are out of the pool (shared or not reservable). Each allocation
+ * becomes the run of steps it touches (date_bin), less the steps its host's earlier
+ * allocations touch (one window over the host's allocations by start, no range_agg), so
+ * a host counts once per step; then +1 where a run begins and -1 where it ends, summed
+ * along the steps: linear in the allocations, whatever the steps.
+ */
+export async function capacityPlan(
+  em: EntityManager,
+  q: HostQuery,
+  span: Span,
+  stepMs: number,
+): Promise<{ start: Date; total: number; reserved: number; outOfPool: number }[]> {
+  const params = [...q.params];
+  const start = `${bind(params, span.start)}::timestamptz`;
+  const end = `${bind(params, span.end)}::timestamptz`;
+  const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
+  type Row = { t: Date; total: number; reserved: number; out_of_pool: number };
+  // Past a million allocations the planner's estimate starts JIT compilation, which took
+  // 0.85 s of a 2.3 s plan at 100,000 hosts for nothing the plan gains from it.
+  const { rows } = await em.transaction(async (tx) => {
+    await sql(tx, 'SET LOCAL jit = off');
+    return sql<Row>(
+      tx,
+      `WITH matching AS (
+            SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
+              FROM hosts h WHERE (${q.where})),
+          counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
+                            count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
+          -- Each allocation with the latest end of those before it on its host (by start).
+          ordered AS (
+            SELECT lower(b.during) AS lo, upper(b.during) AS up,
+                   max(upper(b.during)) OVER (PARTITION BY b.host_id
+                     ORDER BY lower(b.during), upper(b.during)
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior_end
+              FROM ${busy(`tstzrange(${start}, ${end}, '[)')`)} b JOIN hosts h ON h.id = b.host_id
+             WHERE ${eligible(q)}),
+          -- Its run of steps, cut after the steps those earlier ones already touch, so a
+          -- host counts once per step; runs with the same bounds are counted together.
+          runs AS (
+            SELECT greatest(date_bin(${step}, greatest(lo, prior_end, ${start}), ${start}),
+                            date_bin(${step}, prior_end - interval '1 microsecond', ${start}) + ${step}) AS b0,
+                   date_bin(${step}, up - interval '1 microsecond', ${start}) + ${step} AS b1
+              FROM ordered WHERE prior_end IS NULL OR up > prior_end),
+          counted AS (SELECT b0, b1, count(*) AS n FROM runs WHERE b1 > b0 GROUP BY b0, b1),
+          deltas AS (SELECT v.t, sum(v.d) AS d
+                       FROM counted c, LATERAL (VALUES (c.b0, c.n), (c.b1, -c.n)) v(t, d)
+                      GROUP BY v.t),
+          steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t)
+     SELECT s.t, c.total, (sum(coalesce(d.d, 0)) OVER (ORDER BY s.t))::int AS reserved, c.out_of_pool
+       FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.t = s.t ORDER BY s.t`,
+      params,
+    );
+  });
+  return rows.map((r) => ({
+    start: r.t,
+    total: r.total,
+    reserved: r.reserved,
+    outOfPool: r.out_of_pool,
+  }));
+}
