@@ -1,5 +1,13 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { readTokensFile } from '../common/auth/tokens.strategy.js';
+import { type Env, Reader } from './env-reader.js';
+import {
+  checkBroker,
+  checkDatabaseUrl,
+  checkPlugins,
+  checkServiceUrl,
+  checkTokensFile,
+  checkTrustProxy,
+  isLoopback,
+} from './checks.js';
 import {
   readProjectLimitsFile,
   type ProjectLimitOverride,
@@ -114,173 +122,12 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
-
-class Reader {
-  readonly problems: string[] = [];
-  constructor(private readonly env: Env) {}
-
-  text(name: string, fallback: string): string {
-    const value = this.env[name];
-    return value === undefined || value === '' ? fallback : value;
-  }
-
-  optional(name: string): string | null {
-    const value = this.env[name];
-    return value === undefined || value === '' ? null : value;
-  }
-
-  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const raw = this.env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
-      this.problems.push(`${name}=${raw}: must be a whole number from ${min} to ${max}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  float(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!/^\d+(\.\d+)?$/.test(raw.trim()) || value < min || value > max) {
-      this.problems.push(`${name}=${raw}: must be a number from ${min} to ${max}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const raw = this.env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (!allowed.includes(raw as T)) {
-      this.problems.push(`${name}=${raw}: must be one of ${allowed.join(', ')}`);
-      return fallback;
-    }
-    return raw as T;
-  }
-
-  list(name: string, fallback: string[]): string[] {
-    const raw = this.env[name];
-    if (raw === undefined) return fallback;
-    return raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  }
-}
-
 /** The resource types Climate ships a plugin for. */
 export const BUILTIN_RESOURCE_TYPES: readonly string[] = ['physical:host', 'virtual:instance'];
 
 export interface LoadOptions {
   /** The resource types PLUGINS may name: Climate's own, plus any extra plugins given. */
   resourceTypes?: readonly string[];
-}
-
-function checkPlugins(enabled: string[], known: readonly string[], problems: string[]): void {
-  const seen = new Set<string>();
-  for (const type of enabled) {
-    if (!known.includes(type)) {
-      problems.push(
-        `PLUGINS=${enabled.join(',')}: ${type} is not a resource type (use ${known.join(', ')})`,
-      );
-    } else if (seen.has(type)) {
-      problems.push(`PLUGINS=${enabled.join(',')}: ${type} is listed twice`);
-    }
-    seen.add(type);
-  }
-}
-
-function checkServiceUrl(name: string, url: string | null, problems: string[]): void {
-  if (url === null) return;
-  let protocol = '';
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    // reported below
-  }
-  if (protocol !== 'http:' && protocol !== 'https:') {
-    problems.push(`${name}=${url}: must be an http:// or https:// URL`);
-  }
-}
-
-/** The tokens file is read now, so a missing or malformed one stops the start cleanly. */
-function checkTokensFile(path: string, problems: string[]): void {
-  try {
-    readTokensFile(path);
-  } catch (error) {
-    const cause = (error as Error).cause as { message?: unknown } | undefined;
-    const detail = typeof cause?.message === 'string' ? ` (${cause.message})` : '';
-    problems.push(`${(error as Error).message}${detail}`);
-  }
-}
-
-const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** Each entry an address, a CIDR range or one of express's names for a range. */
-function checkTrustProxy(entries: string[], problems: string[]): void {
-  for (const entry of entries) {
-    const [address, bits, extra] = entry.split('/');
-    const version = isIPv4(address) ? 4 : isIPv6(address) ? 6 : 0;
-    const maxBits = version === 4 ? 32 : 128;
-    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
-    if (PROXY_NAMES.includes(entry) || (version !== 0 && validBits && extra === undefined))
-      continue;
-    problems.push(
-      `TRUST_PROXY=${entries.join(',')}: ${entry} is not an address, a CIDR range or one of ` +
-        PROXY_NAMES.join(', '),
-    );
-  }
-}
-
-function checkBroker(
-  prefix: string,
-  broker: { url: string | null; topics: string[] },
-  defaultTopic: string,
-  problems: string[],
-  protocols = ['amqp:', 'amqps:'],
-): void {
-  if (broker.url !== null) {
-    let protocol = '';
-    try {
-      protocol = new URL(broker.url).protocol;
-    } catch {
-      // reported below
-    }
-    if (!protocols.includes(protocol)) {
-      const names = protocols.map((p) => `${p}//`).join(', ');
-      problems.push(`${prefix}_URL: must be an ${names.replace(/, ([^,]*)$/, ' or $1')} URL`);
-    }
-  }
-  if (broker.topics.length === 0) {
-    problems.push(`${prefix}_TOPICS: name at least one topic (default ${defaultTopic})`);
-  }
-}
-
-function checkDatabaseUrl(url: string | null, problems: string[]): void {
-  if (url === null) return;
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-      problems.push(`DATABASE_URL: must start with postgres:// or postgresql://`);
-    }
-  } catch {
-    problems.push(`DATABASE_URL: not a valid URL`);
-  }
-}
-
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** 127.0.0.0/8, ::1 (IPv4-mapped forms too) and localhost. */
-export function isLoopback(host: string): boolean {
-  if (host.toLowerCase() === 'localhost') return true;
-  if (isIPv4(host)) return LOOPBACK.check(host, 'ipv4');
-  return isIPv6(host) && LOOPBACK.check(host, 'ipv6');
 }
 
 /** Reads every setting; throws one ConfigError that names every bad variable. */
