@@ -30,7 +30,8 @@ export async function capacityPlan(
     await sql(tx, 'SET LOCAL jit = off');
     return sql<Row>(
       tx,
-      `WITH matching AS (
+      // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER.
+      `WITH matching AS MATERIALIZED (
             SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
               FROM hosts h WHERE (${q.where})),
           counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
