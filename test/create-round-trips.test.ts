@@ -196,30 +196,50 @@ describe('lease create round trips', () => {
     return locked;
   }
 
+  /**
+   * Creates `request` while `change` runs on the host the plugin chose, after its pick
+   * and before the create's write; gives that host and the hosts the lease got instead.
+   */
+  async function createWhileChosenChanges(
+    plugin: ResourcePlugin,
+    request: ReturnType<typeof body>,
+    table: 'host_allocations' | 'instance_allocations',
+    change: (host: number) => Promise<unknown>,
+  ): Promise<{ taken: number; hosts: number[] }> {
+    let taken: number | undefined;
+    interpose(plugin, async ([host]) => {
+      taken = host;
+      await change(host);
+    });
+    const lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
+    const rows = await query<{ host_id: number }>(
+      `SELECT host_id FROM ${table} WHERE reservation_id = $1`,
+      [lease.reservations[0].id],
+    );
+    expect(taken).toBeDefined();
+    return { taken: taken!, hosts: rows.map((r) => r.host_id) };
+  }
+
   it('should take another host when slots were committed on the chosen one before the write', async () => {
     const plugin = t.app.get(PhysicalHostPlugin);
     const request = body([hostReservation()]);
     const [start, end] = [`${request.start_date}+00`, `${request.end_date}+00`];
     const holder = await holderReservation();
-    let taken: number | undefined;
-    interpose(plugin, async ([host]) => {
-      taken = host;
+    const { taken, hosts } = await createWhileChosenChanges(
+      plugin,
+      request,
+      'host_allocations',
       // A slot reservation that committed after the pick's snapshot, before its lock.
-      await query(
-        `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-         VALUES (gen_random_uuid(), $1, $2, 1, 1, 1, 1, tstzrange($3, $4, '[)'))`,
-        [holder, host, start, end],
-        true,
-      );
-    });
-    const lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
-    const hosts = await query<{ host_id: number }>(
-      `SELECT host_id FROM host_allocations WHERE reservation_id = $1`,
-      [lease.reservations[0].id],
+      (host) =>
+        query(
+          `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+           VALUES (gen_random_uuid(), $1, $2, 1, 1, 1, 1, tstzrange($3, $4, '[)'))`,
+          [holder, host, start, end],
+          true,
+        ),
     );
-    expect(taken).toBeDefined();
     expect(hosts).toHaveLength(1);
-    expect(hosts[0].host_id).not.toBe(taken);
+    expect(hosts[0]).not.toBe(taken);
   });
 
   it('should move slots to another host when the chosen one filled up before the write', async () => {
@@ -227,24 +247,20 @@ describe('lease create round trips', () => {
     const request = body([slotReservation('z', { resource_properties: '', vcpus: 8 })]);
     const [start, end] = [`${request.start_date}+00`, `${request.end_date}+00`];
     const holder = await holderReservation();
-    let taken: number | undefined;
-    interpose(plugin, async ([host]) => {
-      taken = host;
+    const { taken, hosts } = await createWhileChosenChanges(
+      plugin,
+      request,
+      'instance_allocations',
       // Fills the host's vCPUs (8 × the allocation ratio) for the window.
-      await query(
-        `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-         VALUES (gen_random_uuid(), $1, $2, 1, $5, 1, 1, tstzrange($3, $4, '[)'))`,
-        [holder, host, start, end, Math.ceil(8 * t.config.cpuAllocationRatio)],
-        true,
-      );
-    });
-    const lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
-    const hosts = await query<{ host_id: number }>(
-      `SELECT host_id FROM instance_allocations WHERE reservation_id = $1`,
-      [lease.reservations[0].id],
+      (host) =>
+        query(
+          `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+           VALUES (gen_random_uuid(), $1, $2, 1, $5, 1, 1, tstzrange($3, $4, '[)'))`,
+          [holder, host, start, end, Math.ceil(8 * t.config.cpuAllocationRatio)],
+          true,
+        ),
     );
-    expect(taken).toBeDefined();
-    expect(hosts.map((h) => h.host_id)).not.toContain(taken);
+    expect(hosts).not.toContain(taken);
     expect(hosts).toHaveLength(1);
   });
   it('should take another host when the chosen one was powered off before the write', async () => {
@@ -253,27 +269,26 @@ describe('lease create round trips', () => {
     // Two minutes before the start: a host that is off cannot boot (600 s) in time.
     const saved = t.clock.now();
     t.clock.set(new Date(new Date(`${request.start_date}Z`).getTime() - 120_000));
-    let taken: number | undefined;
-    interpose(plugin, async ([host]) => {
-      taken = host;
-      await query(
-        `INSERT INTO host_power (host_id, state, changed_at) VALUES ($1, 'off', now())
-         ON CONFLICT (host_id) DO UPDATE SET state = 'off', deadline = NULL`,
-        [host],
-        true,
-      );
-    });
+    let chosen: number | undefined;
     try {
-      const lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
-      const hosts = await query<{ host_id: number }>(
-        `SELECT host_id FROM host_allocations WHERE reservation_id = $1`,
-        [lease.reservations[0].id],
+      const { taken, hosts } = await createWhileChosenChanges(
+        plugin,
+        request,
+        'host_allocations',
+        async (host) => {
+          chosen = host;
+          await query(
+            `INSERT INTO host_power (host_id, state, changed_at) VALUES ($1, 'off', now())
+             ON CONFLICT (host_id) DO UPDATE SET state = 'off', deadline = NULL`,
+            [host],
+            true,
+          );
+        },
       );
-      expect(taken).toBeDefined();
       expect(hosts).toHaveLength(1);
-      expect(hosts[0].host_id).not.toBe(taken);
+      expect(hosts[0]).not.toBe(taken);
     } finally {
-      await query(`UPDATE host_power SET state = 'on' WHERE host_id = $1`, [taken]);
+      await query(`UPDATE host_power SET state = 'on' WHERE host_id = $1`, [chosen]);
       t.clock.set(saved);
     }
   });
