@@ -77,7 +77,7 @@ async function seedAllocations(
   // Slot k of host h: a window inside the k-th slice of the year, never overlapping.
   await ds.query(
     `CREATE UNLOGGED TABLE bench_alloc AS
-     SELECT gen_random_uuid() AS lease_id, gen_random_uuid() AS reservation_id, h.id AS host_id,
+     SELECT uuid7() AS lease_id, uuid7() AS reservation_id, h.id AS host_id,
             $1::timestamptz + (k * $3::bigint / $2::int + (random() * $3::bigint / $2::int / 2)::bigint)
               * interval '1 millisecond' AS s,
             ($6::float8 + random() * ($7::float8 - $6::float8))::bigint AS dur_ms
@@ -98,12 +98,12 @@ async function seedAllocations(
   );
   await ds.query(
     `INSERT INTO host_allocations (id, reservation_id, host_id, during)
-     SELECT gen_random_uuid(), b.reservation_id, b.host_id, tstzrange(l.start_at, l.end_at, '[)')
+     SELECT uuid7(), b.reservation_id, b.host_id, tstzrange(l.start_at, l.end_at, '[)')
        FROM bench_alloc b JOIN leases l ON l.id = b.lease_id`,
   );
   await ds.query(
     `INSERT INTO events (id, lease_id, event_type, time, status, created_at)
-     SELECT gen_random_uuid(), l.id, t.type, CASE t.type WHEN 'start_lease' THEN l.start_at ELSE l.end_at END,
+     SELECT uuid7(), l.id, t.type, CASE t.type WHEN 'start_lease' THEN l.start_at ELSE l.end_at END,
             'UNDONE', now()
        FROM bench_alloc b JOIN leases l ON l.id = b.lease_id
             CROSS JOIN (VALUES ('start_lease'), ('end_lease')) t(type)`,

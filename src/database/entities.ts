@@ -16,6 +16,7 @@ import { AllocationTimeIndexes1764700000001 } from './migrations/1764700000001-A
 import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js';
 import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
 import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseSortIndexes.js';
+import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrderedIds.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   PowerPlan1764800000000,
   PowerServers1764810000000,
   LeaseSortIndexes1764900000000,
+  TimeOrderedIds1765000000000,
 ];

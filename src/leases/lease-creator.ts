@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
 import { Clock } from '../common/clock.js';
 import { parseInputDate } from '../common/dates.js';
 import { InvalidInput } from '../common/errors.js';
+import { newId } from '../common/ids.js';
 import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
@@ -302,7 +302,7 @@ export class LeaseCreator {
     now: Date,
   ): LeaseParts {
     const lease = Object.assign(new Lease(), {
-      id: randomUUID(),
+      id: newId(),
       name,
       projectId: caller.projectId,
       userId: caller.userId,
@@ -317,7 +317,7 @@ export class LeaseCreator {
     });
     const reservations = planned.map((p) =>
       Object.assign(new Reservation(), {
-        id: randomUUID(),
+        id: newId(),
         leaseId: lease.id,
         resourceType: p.type,
         resourceId: null,
@@ -360,7 +360,7 @@ export class LeaseCreator {
 
   private newEvent(leaseId: string, eventType: EventType, time: Date, now: Date): LeaseEvent {
     return Object.assign(new LeaseEvent(), {
-      id: randomUUID(),
+      id: newId(),
       leaseId,
       eventType,
       time,

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
+import { newId } from '../common/ids.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql, type SqlParams } from '../database/sql.js';
@@ -50,7 +50,7 @@ export class NotificationOutbox {
       tx,
       `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
        VALUES ($1, $2, $3, $4)`,
-      [randomUUID(), type, JSON.stringify({ ...wire, lease_id: wire.id }), this.clock.now()],
+      [newId(), type, JSON.stringify({ ...wire, lease_id: wire.id }), this.clock.now()],
     );
   }
 
@@ -67,7 +67,7 @@ export class NotificationOutbox {
     if (!this.enabled) return null;
     const payload = JSON.stringify({ ...wire, lease_id: wire.id });
     return `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
-       SELECT ${p.bind(randomUUID())}::uuid, ${p.bind(type)}, ${p.bind(payload)}::jsonb,
+       SELECT ${p.bind(newId())}::uuid, ${p.bind(type)}, ${p.bind(payload)}::jsonb,
               ${p.bind(this.clock.now())}::timestamptz WHERE ${go}`;
   }
 }

@@ -147,7 +147,7 @@ export class AllocationsRepository {
     await sql(
       tx,
       `INSERT INTO host_allocations (id, reservation_id, host_id, during)
-       SELECT gen_random_uuid(), $1, h, tstzrange($3, $4, '[)') FROM unnest($2::int[]) h`,
+       SELECT uuid7(), $1, h, tstzrange($3, $4, '[)') FROM unnest($2::int[]) h`,
       [reservationId, hostIds, during.start, during.end],
     );
   }

@@ -141,7 +141,7 @@ export class PhysicalHostPlugin implements ResourcePlugin {
       hosts: hosts.length,
       write: (p: SqlParams, go: string) => [
         `INSERT INTO host_allocations (id, reservation_id, host_id, during)
-         SELECT gen_random_uuid(), ${p.bind(reservationId)}::uuid, h,
+         SELECT uuid7(), ${p.bind(reservationId)}::uuid, h,
                 tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')
            FROM unnest(${p.bind(hosts)}::int[]) h WHERE ${go}`,
       ],

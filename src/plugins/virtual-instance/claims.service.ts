@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../../common/auth/identity.js';
@@ -17,7 +16,7 @@ import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { MAX_SERVER_ID } from './instance-params.js';
-import { isUuid } from '../../common/ids.js';
+import { isUuid, newId } from '../../common/ids.js';
 import type { ClaimResponse } from './dto/claim.dto.js';
 import { Metrics } from '../../observability/metrics.js';
 
@@ -100,7 +99,7 @@ export class ClaimsService {
           'NoFreeSlot',
         );
       }
-      const id = randomUUID();
+      const id = newId();
       await sql(
         tx,
         `INSERT INTO claims (id, reservation_id, server_id, host_id, created_at) VALUES ($1, $2, $3, $4, $5)`,

@@ -79,7 +79,7 @@ export class InstanceUpkeep {
       await sql(
         tx,
         `INSERT INTO claims (id, reservation_id, server_id, host_id, created_at)
-         SELECT gen_random_uuid(), $1, u.server_id, h.id, now()
+         SELECT uuid7(), $1, u.server_id, h.id, now()
            FROM unnest($2::text[], $3::text[]) u(server_id, host)
            JOIN hosts h ON h.hypervisor_hostname = u.host
          ON CONFLICT (reservation_id, server_id) DO UPDATE SET host_id = EXCLUDED.host_id`,

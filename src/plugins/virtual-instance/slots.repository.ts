@@ -223,7 +223,7 @@ export class SlotsRepository {
     go: string,
   ): string {
     return `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-       SELECT gen_random_uuid(), ${p.bind(reservationId)}::uuid, x.host, x.slots, ${p.bind(size.vcpus)}::int,
+       SELECT uuid7(), ${p.bind(reservationId)}::uuid, x.host, x.slots, ${p.bind(size.vcpus)}::int,
               ${p.bind(size.memory_mb)}::int, ${p.bind(size.disk_gb)}::int,
               tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')
          FROM unnest(${p.bind([...placement.keys()])}::int[], ${p.bind([...placement.values()])}::int[]) AS x(host, slots)
@@ -305,7 +305,7 @@ export class SlotsRepository {
     await sql(
       tx,
       `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-       SELECT gen_random_uuid(), $1, p.host, p.slots, $4, $5, $6, tstzrange($7, $8, '[)')
+       SELECT uuid7(), $1, p.host, p.slots, $4, $5, $6, tstzrange($7, $8, '[)')
          FROM unnest($2::int[], $3::int[]) AS p(host, slots)
        ON CONFLICT (reservation_id, host_id)
        DO UPDATE SET slots = instance_allocations.slots + EXCLUDED.slots`,
