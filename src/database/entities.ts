@@ -17,6 +17,7 @@ import { PowerPlan1764800000000 } from './migrations/1764800000000-PowerPlan.js'
 import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServers.js';
 import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseSortIndexes.js';
 import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrderedIds.js';
+import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-DropLeaseWindowIndex.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   PowerServers1764810000000,
   LeaseSortIndexes1764900000000,
   TimeOrderedIds1765000000000,
+  DropLeaseWindowIndex1765000000001,
 ];
