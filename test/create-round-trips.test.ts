@@ -196,6 +196,16 @@ describe('lease create round trips', () => {
     return locked;
   }
 
+  /** Commits one slot of `vcpus` on `host` for [start, end) to the reservation `holder`. */
+  function takeSlot(holder: string, host: number, [start, end]: string[], vcpus: number) {
+    return query(
+      `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+       VALUES (gen_random_uuid(), $1, $2, 1, $5, 1, 1, tstzrange($3, $4, '[)'))`,
+      [holder, host, start, end, vcpus],
+      true,
+    );
+  }
+
   /**
    * Creates `request` while `change` runs on the host the plugin chose, after its pick
    * and before the create's write; gives that host and the hosts the lease got instead.
@@ -230,13 +240,7 @@ describe('lease create round trips', () => {
       request,
       'host_allocations',
       // A slot reservation that committed after the pick's snapshot, before its lock.
-      (host) =>
-        query(
-          `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-           VALUES (gen_random_uuid(), $1, $2, 1, 1, 1, 1, tstzrange($3, $4, '[)'))`,
-          [holder, host, start, end],
-          true,
-        ),
+      (host) => takeSlot(holder, host, [start, end], 1),
     );
     expect(hosts).toHaveLength(1);
     expect(hosts[0]).not.toBe(taken);
@@ -252,13 +256,7 @@ describe('lease create round trips', () => {
       request,
       'instance_allocations',
       // Fills the host's vCPUs (8 × the allocation ratio) for the window.
-      (host) =>
-        query(
-          `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
-           VALUES (gen_random_uuid(), $1, $2, 1, $5, 1, 1, tstzrange($3, $4, '[)'))`,
-          [holder, host, start, end, Math.ceil(8 * t.config.cpuAllocationRatio)],
-          true,
-        ),
+      (host) => takeSlot(holder, host, [start, end], Math.ceil(8 * t.config.cpuAllocationRatio)),
     );
     expect(hosts).not.toContain(taken);
     expect(hosts).toHaveLength(1);
