@@ -13,6 +13,7 @@ import { seed } from '../src/bench/seed.js';
 import { formatWireDate } from '../src/common/dates.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
+import { expectedCapacity, IN_POOL, USAGE } from './support/capacity.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -30,11 +31,6 @@ const FILTERS = [
     sql: `h.vcpus >= 32 AND h.capabilities ->> 'gpu' = 'False'`,
   },
 ];
-
-const IN_POOL = `h.reservable
-  AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')`;
-const USAGE = `(SELECT host_id, during FROM host_allocations
-   UNION ALL SELECT host_id, during FROM instance_allocations)`;
 
 interface HostSpec {
   reservable: boolean;
@@ -84,6 +80,13 @@ const capacityQuery = fc.record({
   steps: fc.integer({ min: 1, max: 40 }),
   extra: fc.constantFrom(0, 0, 17),
   start: minutes(7000).map((m) => m - 600),
+});
+
+/** How many allocations (taken by random id) to delete, to halve and to move. */
+const edits = fc.record({
+  drop: fc.integer({ min: 0, max: 3 }),
+  shorten: fc.integer({ min: 0, max: 3 }),
+  move: fc.integer({ min: 0, max: 2 }),
 });
 
 const STEP_MS: Record<string, number> = {
@@ -172,6 +175,30 @@ describe('availability and capacity plan against the straightforward SQL', () =>
     }
   }
 
+  /**
+   * Deletes `drop` whole-host allocations and slots, cuts `shorten` whole-host ones to
+   * half their length (never an overlap) and moves `move` slots to the first host.
+   */
+  async function edit(e: { drop: number; shorten: number; move: number }): Promise<void> {
+    for (const table of ['host_allocations', 'instance_allocations']) {
+      await client.query(
+        `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} ORDER BY id LIMIT $1)`,
+        [e.drop],
+      );
+    }
+    await client.query(
+      `UPDATE host_allocations
+          SET during = tstzrange(lower(during), lower(during) + (upper(during) - lower(during)) / 2)
+        WHERE id IN (SELECT id FROM host_allocations ORDER BY id DESC LIMIT $1)`,
+      [e.shorten],
+    );
+    await client.query(
+      `UPDATE instance_allocations SET host_id = (SELECT min(id) FROM hosts)
+        WHERE id IN (SELECT id FROM instance_allocations ORDER BY id DESC LIMIT $1)`,
+      [e.move],
+    );
+  }
+
   /** Every candidate start (from and each later end on a matching host) counted one by one. */
   async function expectedAvailability(
     where: string,
@@ -202,33 +229,6 @@ describe('availability and capacity plan against the straightforward SQL', () =>
     }));
   }
 
-  /** Per step, the in-pool matching hosts with some allocation overlapping it. */
-  async function expectedCapacity(where: string, start: number, end: number, stepMs: number) {
-    const plan = [];
-    for (let s = start; s < end; s += stepMs) {
-      const e = Math.min(s + stepMs, end);
-      const { rows } = await client.query<{ total: string; reserved: string; out: string }>(
-        `SELECT count(*) FILTER (WHERE ${IN_POOL}) AS total,
-                count(*) FILTER (WHERE ${IN_POOL} AND EXISTS (
-                  SELECT 1 FROM ${USAGE} u WHERE u.host_id = h.id
-                     AND u.during && tstzrange($1, $2, '[)'))) AS reserved,
-                count(*) FILTER (WHERE NOT (${IN_POOL})) AS out
-           FROM hosts h WHERE ${where}`,
-        [new Date(s), new Date(e)],
-      );
-      const [total, reserved] = [Number(rows[0].total), Number(rows[0].reserved)];
-      plan.push({
-        start_date: formatWireDate(new Date(s)),
-        end_date: formatWireDate(new Date(e)),
-        total,
-        reserved,
-        free: total - reserved,
-        out_of_pool: Number(rows[0].out),
-      });
-    }
-    return plan;
-  }
-
   const withFilter = (url: string, filter: number) =>
     FILTERS[filter].query ? `${url}&${FILTERS[filter].query}` : url;
 
@@ -238,7 +238,8 @@ describe('availability and capacity plan against the straightforward SQL', () =>
         fc.array(hostSpec, { minLength: 1, maxLength: 7 }),
         availabilityQuery,
         capacityQuery,
-        async (hosts, a, c) => {
+        edits,
+        async (hosts, a, c, e) => {
           await load(hosts);
           const from = BASE + a.start * MINUTE;
           const got = await t.http
@@ -264,17 +265,21 @@ describe('availability and capacity plan against the straightforward SQL', () =>
           const stepMs = STEP_MS[c.step];
           // The API takes whole minutes: a plan of 90 s steps may end inside its last step.
           const end = Math.floor((start + c.steps * stepMs + c.extra * MINUTE) / MINUTE) * MINUTE;
-          const plan = await t.http
-            .get(
-              withFilter(
-                `/v1/os-hosts/capacity?start=${encodeURIComponent(input(start))}` +
-                  `&end=${encodeURIComponent(input(end))}&step=${c.step}`,
-                c.filter,
-              ),
-            )
-            .expect(200);
+          const planUrl = withFilter(
+            `/v1/os-hosts/capacity?start=${encodeURIComponent(input(start))}` +
+              `&end=${encodeURIComponent(input(end))}&step=${c.step}`,
+            c.filter,
+          );
+          const plan = await t.http.get(planUrl).expect(200);
           expect(plan.body.capacity).toEqual(
-            await expectedCapacity(FILTERS[c.filter].sql, start, end, stepMs),
+            await expectedCapacity(client, FILTERS[c.filter].sql, start, end, stepMs),
+          );
+
+          // Allocations deleted, shortened and moved to another host after the first plan.
+          await edit(e);
+          const again = await t.http.get(planUrl).expect(200);
+          expect(again.body.capacity).toEqual(
+            await expectedCapacity(client, FILTERS[c.filter].sql, start, end, stepMs),
           );
         },
       ),
@@ -324,7 +329,7 @@ describe('availability and capacity plan against the straightforward SQL', () =>
           )
           .expect(200);
         expect(plan.body.capacity).toEqual(
-          await expectedCapacity(filter.sql, year[0], year[1], 24 * HOUR),
+          await expectedCapacity(client, filter.sql, year[0], year[1], 24 * HOUR),
         );
       }
     },

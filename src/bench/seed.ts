@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { refreshHostBusy } from '../pools/host-busy.js';
 
 /** Called after each chunk of hosts with how many are done so far. */
 export type SeedProgress = (done: number, total: number) => void;
@@ -51,6 +52,8 @@ export async function seed(
     await seedAllocations(ds, [first, last], perHost, from, shape);
     progress(last, hosts);
   }
+  // As the manager's maintenance would have, long before.
+  await refreshHostBusy(ds.manager);
   // Measured in steady state, not just after a bulk load: without this, autovacuum's
   // first passes over a million fresh rows (and the checkpoint after them) ran beside the
   // first operations and slowed even a lease create that reads no host (2 -> 5 ms).

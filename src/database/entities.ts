@@ -18,6 +18,7 @@ import { PowerServers1764810000000 } from './migrations/1764810000000-PowerServe
 import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseSortIndexes.js';
 import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrderedIds.js';
 import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-DropLeaseWindowIndex.js';
+import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   LeaseSortIndexes1764900000000,
   TimeOrderedIds1765000000000,
   DropLeaseWindowIndex1765000000001,
+  HostBusy1765100000000,
 ];

@@ -16,10 +16,12 @@ import { PluginRegistry } from './plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
 import { PoolSync } from '../pools/pool-sync.js';
+import { refreshHostBusy } from '../pools/host-busy.js';
 import { Metrics } from '../observability/metrics.js';
 
 /**
- * Periodic pool work where the manager runs: heal reservations whose hosts failed
+ * Periodic pool work where the manager runs: bring the capacity plan's host_busy up to
+ * date (so that the hosts marked changed stay few), heal reservations whose hosts failed
  * (retrying what could not be moved before), release recycled hosts, and remove the
  * Keystone trusts of ended leases that could not be removed at their end; then each
  * plugin's own upkeep.
@@ -56,6 +58,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     if (this.running) return;
     this.running = true;
     try {
+      await refreshHostBusy(this.dataSource.manager);
       await this.followDriver();
       await this.healing.heal();
       await this.pools.sweepRecycle();

@@ -1,17 +1,19 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../scheduler/host-query.js';
-import { bind, busy, eligible } from './allocation-sql.js';
+import { bind, eligible } from './allocation-sql.js';
+import { refreshHostBusy } from './host-busy.js';
 import type { Span } from './allocations.repository.js';
 
 /**
  * The capacity plan: per step of [start, end), how many matching hosts are in the
  * reservation pool, how many of those are reserved at some point of the step, and how
- * many matching hosts are out of the pool (shared or not reservable). Each allocation
- * becomes the run of steps it touches (date_bin), less the steps its host's earlier
- * allocations touch (one window over the host's allocations by start, no range_agg), so
- * a host counts once per step; then +1 where a run begins and -1 where it ends, summed
- * along the steps: linear in the allocations, whatever the steps.
+ * many matching hosts are out of the pool (shared or not reservable). Read from
+ * host_busy, brought up to date first: each busy stretch becomes the run of steps it
+ * touches (date_bin), less the step where the stretch before it on the host ended (the
+ * only step two stretches of a host can share, as they neither overlap nor meet), so a
+ * host counts once per step; then +1 where a run begins and -1 where it ends, summed along
+ * the steps: linear in the stretches of the span, whatever the steps.
  */
 export async function capacityPlan(
   em: EntityManager,
@@ -19,6 +21,7 @@ export async function capacityPlan(
   span: Span,
   stepMs: number,
 ): Promise<{ start: Date; total: number; reserved: number; outOfPool: number }[]> {
+  await refreshHostBusy(em);
   const params = [...q.params];
   const start = `${bind(params, span.start)}::timestamptz`;
   const end = `${bind(params, span.end)}::timestamptz`;
@@ -30,27 +33,18 @@ export async function capacityPlan(
     await sql(tx, 'SET LOCAL jit = off');
     return sql<Row>(
       tx,
-      // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER.
-      `WITH matching AS MATERIALIZED (
-            SELECT h.id, (${eligible({ ...q, where: 'true' })}) AS in_pool
-              FROM hosts h WHERE (${q.where})),
-          counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
-                            count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
-          -- Each allocation with the latest end of those before it on its host (by start).
-          ordered AS (
-            SELECT lower(b.during) AS lo, upper(b.during) AS up,
-                   max(upper(b.during)) OVER (PARTITION BY b.host_id
-                     ORDER BY lower(b.during), upper(b.during)
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior_end
-              FROM ${busy(`tstzrange(${start}, ${end}, '[)')`)} b JOIN hosts h ON h.id = b.host_id
-             WHERE ${eligible(q)}),
-          -- Its run of steps, cut after the steps those earlier ones already touch, so a
-          -- host counts once per step; runs with the same bounds are counted together.
+      `WITH counts AS (
+            SELECT count(*) FILTER (WHERE in_pool)::int AS total,
+                   count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool
+              FROM (SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool
+                      FROM hosts h WHERE (${q.where})) m),
           runs AS (
-            SELECT greatest(date_bin(${step}, greatest(lo, prior_end, ${start}), ${start}),
-                            date_bin(${step}, prior_end - interval '1 microsecond', ${start}) + ${step}) AS b0,
-                   date_bin(${step}, up - interval '1 microsecond', ${start}) + ${step} AS b1
-              FROM ordered WHERE prior_end IS NULL OR up > prior_end),
+            SELECT greatest(date_bin(${step}, greatest(b.lo, ${start}), ${start}),
+                            date_bin(${step}, b.prev_end - interval '1 microsecond', ${start}) + ${step}) AS b0,
+                   date_bin(${step}, b.up - interval '1 microsecond', ${start}) + ${step} AS b1
+              FROM host_busy b JOIN hosts h ON h.id = b.host_id
+             WHERE b.lo < ${end} AND b.up > ${start} AND ${eligible(q)}),
+          -- Runs with the same bounds are counted together.
           counted AS (SELECT b0, b1, count(*) AS n FROM runs WHERE b1 > b0 GROUP BY b0, b1),
           deltas AS (SELECT v.t, sum(v.d) AS d
                        FROM counted c, LATERAL (VALUES (c.b0, c.n), (c.b1, -c.n)) v(t, d)
