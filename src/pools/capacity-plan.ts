@@ -33,11 +33,12 @@ export async function capacityPlan(
     await sql(tx, 'SET LOCAL jit = off');
     return sql<Row>(
       tx,
-      `WITH counts AS (
-            SELECT count(*) FILTER (WHERE in_pool)::int AS total,
-                   count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool
-              FROM (SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool
-                      FROM hosts h WHERE (${q.where})) m),
+      // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER
+      // (6.9 ms against 2.5 at 10,000 hosts).
+      `WITH matching AS MATERIALIZED (
+            SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool FROM hosts h WHERE (${q.where})),
+          counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
+                            count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
           runs AS (
             SELECT greatest(date_bin(${step}, greatest(b.lo, ${start}), ${start}),
                             date_bin(${step}, b.prev_end - interval '1 microsecond', ${start}) + ${step}) AS b0,
