@@ -5,6 +5,7 @@
  */
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { Metrics } from '../src/observability/metrics.js';
 import { Maintenance } from '../src/plugins/maintenance.service.js';
 import { REFRESH_LOCK, refreshHostBusy } from '../src/pools/host-busy.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
@@ -117,6 +118,27 @@ describe('host_busy', () => {
     expect(await marked()).toBe(0);
     const { busy, merged } = await busyAndMerged();
     expect(busy.length).toBeGreaterThan(0);
+    expect(busy).toEqual(merged);
+  });
+  it('should go on with the rest of the maintenance when the refresh fails', async () => {
+    const runs = async (result: string) =>
+      (await apps[0].app.get(Metrics).maintenanceRuns.get()).values.find(
+        (v) => v.labels.result === result,
+      )?.value ?? 0;
+    const [ok, failed] = [await runs('ok'), await runs('failed')];
+    await client.query(`INSERT INTO host_busy_changes (host_id) SELECT id FROM hosts`);
+    await client.query(`ALTER TABLE host_busy RENAME TO host_busy_away`);
+    try {
+      await apps[0].app.get(Maintenance).run();
+    } finally {
+      await client.query(`ALTER TABLE host_busy_away RENAME TO host_busy`);
+    }
+    expect([await runs('ok'), await runs('failed')]).toEqual([ok + 1, failed]);
+    // The marks stayed for the next refresh, which brings host_busy back.
+    expect(await marked()).toBeGreaterThan(0);
+    await apps[0].app.get(Maintenance).run();
+    expect(await marked()).toBe(0);
+    const { busy, merged } = await busyAndMerged();
     expect(busy).toEqual(merged);
   });
 });

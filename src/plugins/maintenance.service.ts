@@ -58,7 +58,10 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     if (this.running) return;
     this.running = true;
     try {
-      await refreshHostBusy(this.dataSource.manager);
+      // Apart, so that neither it nor the rest can stop the other.
+      await refreshHostBusy(this.dataSource.manager).catch((error: unknown) => {
+        this.logger.error({ msg: 'host_busy refresh failed', error: String(error) });
+      });
       await this.followDriver();
       await this.healing.heal();
       await this.pools.sweepRecycle();
