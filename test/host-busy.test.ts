@@ -120,6 +120,7 @@ describe('host_busy', () => {
     expect(busy.length).toBeGreaterThan(0);
     expect(busy).toEqual(merged);
   });
+
   it('should go on with the rest of the maintenance when the refresh fails', async () => {
     const runs = async (result: string) =>
       (await apps[0].app.get(Metrics).maintenanceRuns.get()).values.find(

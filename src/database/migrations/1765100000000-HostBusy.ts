@@ -14,7 +14,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * brought up to date (see src/pools/host-busy.ts). A row trigger adds the host of each
  * allocation inserted, deleted or moved, in the allocation's own transaction; it takes no
  * lock another create waits on. TRUNCATE of either allocation table empties host_busy and
- * marks every host that still has allocations.
+ * marks every host, as this migration does (a host without allocations rebuilds to
+ * nothing).
  */
 export class HostBusy1765100000000 implements MigrationInterface {
   name = 'HostBusy1765100000000';
@@ -48,8 +49,7 @@ export class HostBusy1765100000000 implements MigrationInterface {
       `CREATE FUNCTION host_busy_mark_all() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN
          DELETE FROM host_busy;
-         INSERT INTO host_busy_changes (host_id)
-           SELECT host_id FROM host_allocations UNION SELECT host_id FROM instance_allocations;
+         INSERT INTO host_busy_changes (host_id) SELECT id FROM hosts;
          RETURN NULL;
        END $$`,
     );
@@ -63,10 +63,7 @@ export class HostBusy1765100000000 implements MigrationInterface {
            FOR EACH STATEMENT EXECUTE FUNCTION host_busy_mark_all()`,
       );
     }
-    await q.query(
-      `INSERT INTO host_busy_changes (host_id)
-         SELECT host_id FROM host_allocations UNION SELECT host_id FROM instance_allocations`,
-    );
+    await q.query(`INSERT INTO host_busy_changes (host_id) SELECT id FROM hosts`);
   }
 
   async down(q: QueryRunner): Promise<void> {
