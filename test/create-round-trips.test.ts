@@ -5,6 +5,7 @@ import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
 import { PhysicalHostPlugin } from '../src/plugins/physical-host/physical-host.plugin.js';
 import { VirtualInstancePlugin } from '../src/plugins/virtual-instance/virtual-instance.plugin.js';
 import type { ResourcePlugin } from '../src/plugins/resource-plugin.js';
+import type { Frame } from '../src/database/framed-statement.js';
 
 jest.setTimeout(60_000);
 
@@ -19,31 +20,45 @@ const env = {
 interface Sent {
   text: string;
   named: boolean;
+  /** Sent with BEGIN before it or COMMIT after it, in the same round trip. */
+  begin: boolean;
+  commit: boolean;
 }
 
-/** Every statement this process sends to PostgreSQL while `on` (the app runs in-process). */
+/** Every statement (round trip) this process sends to PostgreSQL while `on` (in-process app). */
 const sent: Sent[] = [];
 let on = false;
 const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
 const original = proto.query;
 proto.query = function (this: unknown, ...args: unknown[]) {
   if (on) {
-    const q = args[0] as string | { text: string; name?: string };
+    const q = args[0] as string | { text: string; name?: string; frame?: Frame };
     sent.push(
       typeof q === 'string'
-        ? { text: q, named: false }
-        : { text: q.text, named: q.name !== undefined },
+        ? { text: q, named: false, begin: false, commit: false }
+        : {
+            text: q.text,
+            named: q.name !== undefined,
+            begin: q.frame?.begin ?? false,
+            commit: q.frame?.commit ?? false,
+          },
     );
   }
   return original.apply(this, args);
 };
 
-/** The statements of a create, BEGIN and COMMIT apart. */
+const BEGIN = /^(START TRANSACTION|BEGIN)\b/i;
+const COMMIT = /^COMMIT\b/i;
+
+/** The statements of a create's transaction, BEGIN and COMMIT apart (sent alone or framed). */
 function inside(): { statements: Sent[]; transaction: boolean } {
-  const begin = sent.findIndex((s) => /^START TRANSACTION/i.test(s.text));
-  const commit = sent.findIndex((s) => /^COMMIT/i.test(s.text));
+  const begin = sent.findIndex((s) => s.begin || BEGIN.test(s.text));
   if (begin === -1) return { statements: [...sent], transaction: false };
-  return { statements: sent.slice(begin + 1, commit), transaction: true };
+  const commit = sent.findIndex((s) => s.commit || COMMIT.test(s.text));
+  const statements = sent
+    .slice(begin, commit + 1)
+    .filter((s) => !BEGIN.test(s.text) && !COMMIT.test(s.text));
+  return { statements, transaction: true };
 }
 
 describe('lease create round trips', () => {
@@ -121,6 +136,12 @@ describe('lease create round trips', () => {
       expect(transaction).toBe(true);
       expect(statements).toHaveLength(2);
       expect(statements.every((s) => s.named)).toBe(true);
+      // Two round trips in all: BEGIN goes with the pick and COMMIT with the write.
+      expect(sent).toHaveLength(2);
+      expect(sent.map((s) => [s.begin, s.commit])).toEqual([
+        [true, false],
+        [false, true],
+      ]);
       // The one statement wrote the lease, its reservation, events, allocation and outbox row.
       const [counts] = await query<Record<string, number>>(
         `SELECT (SELECT count(*) FROM reservations WHERE lease_id = $1)::int AS reservations,
@@ -144,6 +165,8 @@ describe('lease create round trips', () => {
       ).body.lease;
     });
     expect(inside().statements).toHaveLength(3);
+    // The replay lookup before the transaction, then the three: no BEGIN or COMMIT alone.
+    expect(sent).toHaveLength(4);
     const again = await t.http
       .post('/v1/leases')
       .set('Idempotency-Key', 'rt-1')
@@ -221,10 +244,16 @@ describe('lease create round trips', () => {
       taken = host;
       await change(host);
     });
-    const lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
+    let lease: { reservations: { id: string }[] } | undefined;
+    await traced(async () => {
+      lease = (await t.http.post('/v1/leases').send(request).expect(201)).body.lease;
+    });
+    // The framed transaction committed nothing; the classic one picked around the change.
+    expect(sent[0].begin).toBe(true);
+    expect(sent.some((s) => /^START TRANSACTION/i.test(s.text))).toBe(true);
     const rows = await query<{ host_id: number }>(
       `SELECT host_id FROM ${table} WHERE reservation_id = $1`,
-      [lease.reservations[0].id],
+      [lease!.reservations[0].id],
     );
     expect(taken).toBeDefined();
     return { taken: taken!, hosts: rows.map((r) => r.host_id) };

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { EntityManager, QueryFailedError } from 'typeorm';
+import { framingOf } from './framed-transaction.js';
 
 export interface SqlResult<T> {
   rows: T[];
   affected: number;
+  /** The transaction committed with this statement (`commit` in a framed transaction). */
+  committed: boolean;
 }
 
 export interface SqlOptions {
@@ -13,6 +16,11 @@ export interface SqlOptions {
    * a few (values bound, not written into the text).
    */
   prepare?: boolean;
+  /**
+   * In a framed transaction (framed-transaction.ts), send COMMIT with this prepared
+   * statement: nothing may follow it in the unit. Ignored elsewhere.
+   */
+  commit?: boolean;
 }
 
 /**
@@ -74,18 +82,23 @@ export async function sql<T = Record<string, unknown>>(
       const name = statementName(text);
       const named =
         parsed !== undefined && (name in parsed || Object.keys(parsed).length < MAX_PREPARED);
+      const statement = named ? { name, text, values: params } : { text, values: params };
+      const framing = framingOf(em);
       try {
-        const result = await client.query(
-          named ? { name, text, values: params } : { text, values: params },
-        );
-        return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
+        if (framing !== undefined) {
+          const commit = options.commit === true;
+          const result = await framing.run(client, statement, commit);
+          return { rows: result.rows as T[], affected: result.rowCount, committed: commit };
+        }
+        const result = await client.query(statement);
+        return { rows: result.rows as T[], affected: result.rowCount ?? 0, committed: false };
       } catch (error) {
         // As TypeORM reports it, so that callers read the SQLSTATE the same way.
         throw new QueryFailedError(text, params, error as Error);
       }
     }
     const result = await runner.query(text, params, true);
-    return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
+    return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0, committed: false };
   } finally {
     if (own) await runner.release();
   }

@@ -25,7 +25,12 @@ export async function withTransaction<T>(
       return await dataSource.transaction(fn);
     } catch (error) {
       if (attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '')) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+      await backOff(attempt);
     }
   }
+}
+
+/** The wait before a retried unit's next attempt: growing, with jitter. */
+export function backOff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
 }

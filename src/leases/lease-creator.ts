@@ -10,6 +10,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { sql, SqlParams } from '../database/sql.js';
+import { withFramedTransaction } from '../database/framed-transaction.js';
 import { withTransaction } from '../database/transaction.js';
 import {
   ProjectLimitsService,
@@ -22,7 +23,7 @@ import { LeaseEvent } from '../events/entities/lease-event.entity.js';
 import type { EventType } from '../events/event-status.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
-import { writeGated, type StatementParts } from '../plugins/prepared-write.js';
+import { StaleChoice, writeGated, type StatementParts } from '../plugins/prepared-write.js';
 import type { PreparedReservation, Window } from '../plugins/resource-plugin.js';
 import { Reservation } from '../reservations/entities/reservation.entity.js';
 import type { CreateLeaseDto } from './dto/lease.dto.js';
@@ -158,13 +159,26 @@ export class LeaseCreator {
       key === undefined &&
       parts.reservations.length === 0 &&
       !this.limits.limited(parts.lease.projectId);
-    const result = lone
-      ? await this.write(this.dataSource.manager, parts, times, options)
-      : await withTransaction(this.dataSource, (tx) => this.write(tx, parts, times, options));
+    const write = (tx: EntityManager) => this.write(tx, parts, times, options);
+    const result = lone ? await write(this.dataSource.manager) : await this.inTransaction(write);
     if (result.replayed) return result;
     const { lease } = parts;
     this.logger.log({ msg: 'lease created', lease_id: lease.id, project_id: lease.projectId });
     return result;
+  }
+
+  /**
+   * Framed: BEGIN goes with the first statement and COMMIT with the last (two round trips
+   * fewer). A choice that went stale there (a race, rare) is made again in a classic
+   * transaction, where `again` picks around the loss with the first locks still held.
+   */
+  private async inTransaction<T>(fn: (tx: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await withFramedTransaction(this.dataSource, fn);
+    } catch (error) {
+      if (!(error instanceof StaleChoice)) throw error;
+      return withTransaction(this.dataSource, fn);
+    }
   }
 
   /** Writes the lease in `tx`: see the class. */
@@ -195,8 +209,12 @@ export class LeaseCreator {
       }),
     );
     const wire = toLeaseWire(parts, this.plugins, details);
-    const written = await writeGated<Spans>(tx, prepared, (p, go) =>
-      this.leaseSql(p, go, parts, wire, options, limited),
+    // Limits are checked after the statement, so its COMMIT waits for them.
+    const written = await writeGated<Spans>(
+      tx,
+      prepared,
+      (p, go) => this.leaseSql(p, go, parts, wire, options, limited),
+      !limited,
     );
     if (limited) {
       const own = written.prepared.flatMap((r) =>

@@ -10,6 +10,16 @@ export interface StatementParts {
   columns: string[];
 }
 
+/**
+ * A recheck failed on a statement that went out with COMMIT: nothing was written and the
+ * transaction is over (its locks gone), so the choice is made again in a new one.
+ */
+export class StaleChoice extends Error {
+  constructor() {
+    super('a prepared choice went stale after its transaction committed nothing');
+  }
+}
+
 /** Rounds after which a recheck that keeps failing is a bug, not a race. */
 const MAX_ROUNDS = 10;
 
@@ -50,20 +60,23 @@ export function gatedStatement(
 /**
  * Runs the gated statement in `tx` until every recheck holds, asking the reservations
  * whose choice went stale for another (`again`). Returns the result row and the
- * prepared reservations as finally written.
+ * prepared reservations as finally written. With `commit` (the last statement of a framed
+ * transaction) a stale choice throws StaleChoice instead, when the COMMIT went with it.
  */
 export async function writeGated<T extends object>(
   tx: EntityManager,
   prepared: PreparedReservation[],
   more?: (p: SqlParams, go: string) => StatementParts,
+  commit = false,
 ): Promise<{ row: T; prepared: PreparedReservation[] }> {
   let current = [...prepared];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const { text, values } = gatedStatement(current, more);
-    const { rows } = await sql<Record<string, unknown>>(tx, text, values, { prepare: true });
-    const row = rows[0];
+    const result = await sql<Record<string, unknown>>(tx, text, values, { prepare: true, commit });
+    const row = result.rows[0];
     const stale = current.map((_, i) => row[`s${i}`] ?? null);
     if (stale.every((s) => s === null)) return { row: row as T, prepared: current };
+    if (result.committed) throw new StaleChoice();
     const next: PreparedReservation[] = [];
     for (const [i, r] of current.entries()) {
       if (stale[i] === null) next.push(r);

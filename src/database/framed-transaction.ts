@@ -1,0 +1,85 @@
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { FramedResult, FramedStatement, Statement } from './framed-statement.js';
+import { backOff, pgCode, RETRYABLE } from './transaction.js';
+
+/** Where a framed transaction's connection stands. */
+class Framing {
+  /** BEGIN has gone out, and no COMMIT since. */
+  open = false;
+  /** A COMMIT went out with a statement and succeeded: what came before it is durable. */
+  committed = false;
+
+  /** Runs `statement`, with BEGIN when no transaction is open and COMMIT when asked. */
+  async run(client: unknown, statement: Statement, commit: boolean): Promise<FramedResult> {
+    const framed = new FramedStatement(statement, { begin: !this.open, commit });
+    this.open = true;
+    (client as { query(s: FramedStatement): unknown }).query(framed);
+    const result = await framed.done;
+    if (commit) {
+      this.open = false;
+      this.committed = true;
+    }
+    return result;
+  }
+}
+
+const framings = new WeakMap<QueryRunner, Framing>();
+
+/** TypeORM opens no transaction of its own (for a save, say) on a runner it thinks is in one. */
+function active(runner: QueryRunner, value: boolean): void {
+  (runner as { isTransactionActive: boolean }).isTransactionActive = value;
+}
+
+/** The framed transaction `em` belongs to, if any. */
+export function framingOf(em: EntityManager): Framing | undefined {
+  return em.queryRunner === undefined ? undefined : framings.get(em.queryRunner);
+}
+
+/**
+ * `withTransaction` in up to two round trips fewer: BEGIN goes out with the transaction's
+ * first prepared statement, and COMMIT with the one `sql` is told to commit (or alone at
+ * the end). Statements TypeORM sends on the connection run inside the transaction too (a
+ * BEGIN goes first), and TypeORM is told one is active so it never opens its own. After a
+ * COMMIT the unit is not retried: it is durable.
+ */
+export async function withFramedTransaction<T>(
+  dataSource: DataSource,
+  fn: (tx: EntityManager) => Promise<T>,
+  attempts = 8,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const runner = dataSource.createQueryRunner();
+    const framing = new Framing();
+    const query = runner.query.bind(runner);
+    try {
+      await runner.connect();
+      framings.set(runner, framing);
+      active(runner, true);
+      runner.query = (async (...args: Parameters<QueryRunner['query']>) => {
+        if (!framing.open) {
+          framing.open = true;
+          await query('BEGIN');
+        }
+        return query(...args);
+      }) as QueryRunner['query'];
+      const result = await fn(runner.manager);
+      if (framing.open) {
+        framing.open = false;
+        await query('COMMIT');
+      }
+      return result;
+    } catch (error) {
+      // Also after a failed statement whose BEGIN went with it: harmless when none is open.
+      if (framing.open) await query('ROLLBACK').catch(() => undefined);
+      if (framing.committed || attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '')) {
+        throw error;
+      }
+      await backOff(attempt);
+    } finally {
+      framings.delete(runner);
+      active(runner, false);
+      await runner.release();
+    }
+  }
+}
+
