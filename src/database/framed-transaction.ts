@@ -60,7 +60,8 @@ export async function withFramedTransaction<T>(
           framing.open = true;
           await query('BEGIN');
         }
-        return query(...args);
+        const result: unknown = await query(...args);
+        return result;
       }) as QueryRunner['query'];
       const result = await fn(runner.manager);
       if (framing.open) {
