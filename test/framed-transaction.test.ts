@@ -114,9 +114,7 @@ describe('framed transactions', () => {
   it('should keep a connection usable after a framed statement fails to parse', async () => {
     for (let i = 0; i < 2; i++) {
       await expect(
-        withFramedTransaction(ds, (tx) =>
-          sql(tx, `SELEC 1`, [], { prepare: true, commit: true }),
-        ),
+        withFramedTransaction(ds, (tx) => sql(tx, `SELEC 1`, [], { prepare: true, commit: true })),
       ).rejects.toThrow(/syntax error/);
     }
     // Every pooled connection still runs prepared statements, named ones re-used.

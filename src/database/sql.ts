@@ -98,7 +98,11 @@ export async function sql<T = Record<string, unknown>>(
       }
     }
     const result = await runner.query(text, params, true);
-    return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0, committed: false };
+    return {
+      rows: (result.records ?? []) as T[],
+      affected: result.affected ?? 0,
+      committed: false,
+    };
   } finally {
     if (own) await runner.release();
   }
