@@ -74,8 +74,10 @@ interface WriteOptions {
  * statements: the idempotency key and the project's limit lock, when needed; the
  * plugin's pick, which locks what it chose; and one statement that checks the choice
  * again after the locks and writes the lease, its reservations, allocations, events,
- * notification and stored response, and reads what the project's limits count. The
- * exclusion constraint on host_allocations stays the last word on overlaps.
+ * notification and stored response, and reads what the project's limits count. BEGIN
+ * and COMMIT go with the first and last of them (`inTransaction`), so each statement is
+ * one round trip. The exclusion constraint on host_allocations stays the last word on
+ * overlaps.
  */
 @Injectable()
 export class LeaseCreator {
