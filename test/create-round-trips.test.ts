@@ -165,8 +165,11 @@ describe('lease create round trips', () => {
       ).body.lease;
     });
     expect(inside().statements).toHaveLength(3);
-    // The replay lookup before the transaction, then the three: no BEGIN or COMMIT alone.
-    expect(sent).toHaveLength(4);
+    // The replay lookup before the transaction, then the three with BEGIN on the first; the
+    // COMMIT goes alone, so that the key is never committed without its lease.
+    expect(sent).toHaveLength(5);
+    expect(sent[1].begin).toBe(true);
+    expect(sent.some((s) => s.commit)).toBe(false);
     const again = await t.http
       .post('/v1/leases')
       .set('Idempotency-Key', 'rt-1')
@@ -273,6 +276,32 @@ describe('lease create round trips', () => {
     );
     expect(hosts).toHaveLength(1);
     expect(hosts[0]).not.toBe(taken);
+  });
+
+  it('should answer the real lease for a key when the chosen host was taken before the write', async () => {
+    const plugin = t.app.get(PhysicalHostPlugin);
+    const request = body([hostReservation()]);
+    const [start, end] = [`${request.start_date}+00`, `${request.end_date}+00`];
+    const holder = await holderReservation();
+    interpose(plugin, async ([host]) => {
+      await takeSlot(holder, host, [start, end], 1);
+    });
+    const res = await t.http
+      .post('/v1/leases')
+      .set('Idempotency-Key', 'rt-stale')
+      .send(request)
+      .expect(201);
+    expect(res.body.lease.id).toBeDefined();
+    const [stored] = await query<{ id: string }>(
+      `SELECT response ->> 'id' AS id FROM idempotency_keys WHERE key = 'rt-stale'`,
+    );
+    expect(stored.id).toBe(res.body.lease.id);
+    const again = await t.http
+      .post('/v1/leases')
+      .set('Idempotency-Key', 'rt-stale')
+      .send(request)
+      .expect(201);
+    expect(again.body.lease).toEqual(res.body.lease);
   });
 
   it('should move slots to another host when the chosen one filled up before the write', async () => {

@@ -111,6 +111,33 @@ describe('framed transactions', () => {
     expect(await ids()).toContain(61);
   });
 
+  it('should fail a statement whose value cannot be sent, and keep the pool usable', async () => {
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        withFramedTransaction(ds, async (tx) => {
+          await insert(tx, 70 + i);
+          // JSON.stringify throws on a BigInt: found before anything of the frame is written.
+          await sql(tx, `SELECT $1::jsonb`, [{ n: BigInt(1) }], { prepare: true, commit: true });
+        }),
+      ).rejects.toThrow(/BigInt/);
+    }
+    expect(await ids()).not.toContain(70);
+    await withFramedTransaction(ds, (tx) => insert(tx, 73, true));
+    expect(await ids()).toContain(73);
+  });
+
+  it('should keep a nested TypeORM transaction and a concurrent first query inside the unit', async () => {
+    await expect(
+      withFramedTransaction(ds, async (tx) => {
+        await Promise.all([tx.query(`INSERT INTO things VALUES (80, 'typeorm')`), insert(tx, 81)]);
+        await tx.transaction((inner) => inner.query(`INSERT INTO things VALUES (82, 'nested')`));
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    const left = await ids();
+    expect(left.filter((id) => id >= 80 && id < 90)).toEqual([]);
+  });
+
   it('should keep a connection usable after a framed statement fails to parse', async () => {
     for (let i = 0; i < 2; i++) {
       await expect(

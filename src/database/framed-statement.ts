@@ -76,9 +76,20 @@ export class FramedStatement {
     return this.statement.text;
   }
 
-  submit(connection: WireConnection): null {
+  /**
+   * Writes the frame, or returns the error of a value that cannot be sent, before writing
+   * anything: the client then fails the statement and goes on (a frame cut short would
+   * leave the server waiting for its Sync and the client for the answer).
+   */
+  submit(connection: WireConnection): Error | null {
     this.connection = connection;
-    const { name, text, values } = this.statement;
+    const { name, text } = this.statement;
+    let values: unknown[];
+    try {
+      values = this.statement.values.map((v) => prepareValue(v));
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
     connection.stream.cork?.();
     try {
       if (this.frame.begin) plain(connection, 'BEGIN');
@@ -90,7 +101,7 @@ export class FramedStatement {
         connection.parse({ text, name }, true);
         if (name !== undefined) connection.submittedNamedStatements[name] = text;
       }
-      connection.bind({ statement: name ?? '', values, valueMapper: prepareValue }, true);
+      connection.bind({ statement: name ?? '', values }, true);
       connection.describe({ type: 'P', name: '' }, true);
       connection.execute({}, true);
       if (this.frame.commit) plain(connection, 'COMMIT');

@@ -8,9 +8,12 @@ class Framing {
   open = false;
   /** A COMMIT went out with a statement and succeeded: what came before it is durable. */
   committed = false;
+  /** A BEGIN sent alone (before a TypeORM query), which framed statements must follow. */
+  begun: Promise<unknown> = Promise.resolve();
 
   /** Runs `statement`, with BEGIN when no transaction is open and COMMIT when asked. */
   async run(client: unknown, statement: Statement, commit: boolean): Promise<FramedResult> {
+    await this.begun;
     const framed = new FramedStatement(statement, { begin: !this.open, commit });
     this.open = true;
     (client as { query(s: FramedStatement): unknown }).query(framed);
@@ -25,9 +28,14 @@ class Framing {
 
 const framings = new WeakMap<QueryRunner, Framing>();
 
-/** TypeORM opens no transaction of its own (for a save, say) on a runner it thinks is in one. */
+/**
+ * TypeORM opens no transaction of its own (for a save, say) on a runner it thinks is in
+ * one, and nests any it is asked for as a SAVEPOINT.
+ */
 function active(runner: QueryRunner, value: boolean): void {
-  (runner as { isTransactionActive: boolean }).isTransactionActive = value;
+  const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+  state.isTransactionActive = value;
+  state.transactionDepth = value ? 1 : 0;
 }
 
 /** The framed transaction `em` belongs to, if any. */
@@ -58,8 +66,9 @@ export async function withFramedTransaction<T>(
       runner.query = (async (...args: Parameters<QueryRunner['query']>) => {
         if (!framing.open) {
           framing.open = true;
-          await query('BEGIN');
+          framing.begun = query('BEGIN');
         }
+        await framing.begun;
         const result: unknown = await query(...args);
         return result;
       }) as QueryRunner['query'];

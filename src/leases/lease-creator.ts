@@ -211,12 +211,14 @@ export class LeaseCreator {
       }),
     );
     const wire = toLeaseWire(parts, this.plugins, details);
-    // Limits are checked after the statement, so its COMMIT waits for them.
+    // COMMIT goes with the write only when the write is the unit's one change: limits are
+    // checked after it, and a claimed key must not be committed without its lease (a
+    // stale choice there would leave the key answering an empty lease).
     const written = await writeGated<Spans>(
       tx,
       prepared,
       (p, go) => this.leaseSql(p, go, parts, wire, options, limited),
-      !limited,
+      !limited && options.key === undefined,
     );
     if (limited) {
       const own = written.prepared.flatMap((r) =>

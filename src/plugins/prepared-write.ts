@@ -61,7 +61,8 @@ export function gatedStatement(
  * Runs the gated statement in `tx` until every recheck holds, asking the reservations
  * whose choice went stale for another (`again`). Returns the result row and the
  * prepared reservations as finally written. With `commit` (the last statement of a framed
- * transaction) a stale choice throws StaleChoice instead, when the COMMIT went with it.
+ * transaction) a stale choice throws StaleChoice instead, when the COMMIT went with it: the
+ * caller must then have written nothing else in the transaction.
  */
 export async function writeGated<T extends object>(
   tx: EntityManager,
