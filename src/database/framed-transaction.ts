@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { FramedResult, FramedStatement, Statement } from './framed-statement.js';
-import { backOff, pgCode, RETRYABLE } from './transaction.js';
+import { retried } from './transaction.js';
 
 /** Where a framed transaction's connection stands. */
 class Framing {
@@ -50,45 +50,53 @@ export function framingOf(em: EntityManager): Framing | undefined {
  * BEGIN goes first), and TypeORM is told one is active so it never opens its own. After a
  * COMMIT the unit is not retried: it is durable.
  */
-export async function withFramedTransaction<T>(
+export function withFramedTransaction<T>(
   dataSource: DataSource,
   fn: (tx: EntityManager) => Promise<T>,
   attempts = 8,
 ): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const runner = dataSource.createQueryRunner();
-    const framing = new Framing();
-    const query = runner.query.bind(runner);
-    try {
-      await runner.connect();
-      framings.set(runner, framing);
-      active(runner, true);
-      runner.query = (async (...args: Parameters<QueryRunner['query']>) => {
-        if (!framing.open) {
-          framing.open = true;
-          framing.begun = query('BEGIN');
-        }
-        await framing.begun;
-        const result: unknown = await query(...args);
-        return result;
-      }) as QueryRunner['query'];
-      const result = await fn(runner.manager);
-      if (framing.open) {
-        framing.open = false;
-        await query('COMMIT');
+  let framing = new Framing();
+  return retried(
+    () => framed(dataSource, fn, (framing = new Framing())),
+    attempts,
+    () => !framing.committed,
+  );
+}
+
+/** One attempt of a framed transaction: see withFramedTransaction. */
+async function framed<T>(
+  dataSource: DataSource,
+  fn: (tx: EntityManager) => Promise<T>,
+  framing: Framing,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  const query = runner.query.bind(runner);
+  try {
+    await runner.connect();
+    framings.set(runner, framing);
+    active(runner, true);
+    runner.query = (async (...args: Parameters<QueryRunner['query']>) => {
+      if (!framing.open) {
+        framing.open = true;
+        framing.begun = query('BEGIN');
       }
+      await framing.begun;
+      const result: unknown = await query(...args);
       return result;
-    } catch (error) {
-      // Also after a failed statement whose BEGIN went with it: harmless when none is open.
-      if (framing.open) await query('ROLLBACK').catch(() => undefined);
-      if (framing.committed || attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '')) {
-        throw error;
-      }
-      await backOff(attempt);
-    } finally {
-      framings.delete(runner);
-      active(runner, false);
-      await runner.release();
+    }) as QueryRunner['query'];
+    const result = await fn(runner.manager);
+    if (framing.open) {
+      framing.open = false;
+      await query('COMMIT');
     }
+    return result;
+  } catch (error) {
+    // Also after a failed statement whose BEGIN went with it: harmless when none is open.
+    if (framing.open) await query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    framings.delete(runner);
+    active(runner, false);
+    await runner.release();
   }
 }

@@ -15,22 +15,30 @@ export function pgCode(error: unknown): string | undefined {
 }
 
 /** Runs `fn` in one transaction; retries the whole unit on serialization failures. */
-export async function withTransaction<T>(
+export function withTransaction<T>(
   dataSource: DataSource,
   fn: (tx: EntityManager) => Promise<T>,
   attempts = 8,
 ): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await dataSource.transaction(fn);
-    } catch (error) {
-      if (attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '')) throw error;
-      await backOff(attempt);
-    }
-  }
+  return retried(() => dataSource.transaction(fn), attempts);
 }
 
-/** The wait before a retried unit's next attempt: growing, with jitter. */
-export function backOff(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+/**
+ * Runs `once` until it succeeds: again, after a growing wait with jitter, while it fails
+ * with a RETRYABLE error and `may()` (asked after the failure) allows; at most `attempts`
+ * times.
+ */
+export async function retried<T>(
+  once: () => Promise<T>,
+  attempts: number,
+  may: () => boolean = () => true,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once();
+    } catch (error) {
+      if (attempt >= attempts || !RETRYABLE.has(pgCode(error) ?? '') || !may()) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+    }
+  }
 }
