@@ -23,11 +23,12 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     // Real databases and brokers, two files at a time beside the heavy random-data tests:
     // a wait longer than Jest's 5 s default is load, not a failure (no test asserts speed).
+    // `testTimeout` is global-only (a project's own is ignored), so a setup file sets it.
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/*.test.ts'],
-      testTimeout: 30_000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
     },
     // Needs Keystone and Nova running (../shared/openstack): `npm run test:openstack`.
     { ...common, displayName: 'openstack', testMatch: ['<rootDir>/test/openstack/*.test.ts'] },
