@@ -87,7 +87,14 @@ async function onDatabase(o: ScenarioOptions, name: string): Promise<ScenarioRes
     await seed(ds, o.hosts, o.perHost, start, report, o.shape);
     const seedSeconds = (Date.now() - t0) / 1000;
     const figures = await measureOperations(http, ds, start, o.hosts, o.budgetMs);
-    const throughput = await createThroughput(http, ds, start, o.clients, o.throughputSeconds);
+    const throughput = await createThroughput(
+      http,
+      ds,
+      start,
+      o.clients,
+      o.throughputSeconds,
+      o.hosts,
+    );
     const claimsPerSecond = await claimThroughput(http, app, clock);
     return { hosts: o.hosts, shape: o.shape, seedSeconds, figures, throughput, claimsPerSecond };
   } finally {

@@ -7,6 +7,7 @@ import type { FakeClock } from '../common/clock.js';
 import { BenchClient, fmt, hostLease, REQUEST_TIMEOUT_MS } from './http.js';
 import type { LoadOrder, LoadResult } from './load.js';
 import { processCpuSeconds } from './machine.js';
+import { profiled } from './profile.js';
 import { statements } from './stats.js';
 
 /** Creates/s under concurrency and what each create costs in CPU, Node and PostgreSQL. */
@@ -67,6 +68,7 @@ export async function createThroughput(
   start: Date,
   clients: number,
   seconds: number,
+  hosts: number,
 ): Promise<Throughput> {
   // Warm the pool up to its size first, so its backends exist before the snapshot.
   await Promise.all(
@@ -78,13 +80,9 @@ export async function createThroughput(
   const pgBefore = new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
   const cpuBefore = process.cpuUsage();
   const stmtsBefore = statements.count;
-  const load = await forkLoad({
-    base: http.base,
-    clients,
-    seconds,
-    start: start.toISOString(),
-    first: 20_000,
-  });
+  const load = await profiled(`create-${hosts}`, () =>
+    forkLoad({ base: http.base, clients, seconds, start: start.toISOString(), first: 20_000 }),
+  );
   const cpu = process.cpuUsage(cpuBefore);
   const stmts = statements.count - stmtsBefore;
   let pgSeconds = 0;
@@ -105,7 +103,8 @@ export async function createThroughput(
   console.log(
     `  creates, ${clients} concurrent clients: ${ok} of ${load.sent} in ${load.seconds.toFixed(1)} s = ` +
       `${result.perSecond.toFixed(0)}/s; CPU per create: Node ${result.nodeCpuMs.toFixed(2)} ms ` +
-      `(the clients' process ${result.clientCpuMs.toFixed(2)} ms more), ` +
+      `(${((100 * cpu.system) / (cpu.user + cpu.system)).toFixed(0)} % in the kernel; ` +
+      `the clients' process ${result.clientCpuMs.toFixed(2)} ms more), ` +
       `PostgreSQL ${result.postgresCpuMs.toFixed(2)} ms (${pids.length} backends)`,
   );
   return result;
