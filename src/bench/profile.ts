@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 /**
  * With BENCH_CPU_PROFILE=<dir>, the server's Node CPU during `fn` is sampled and written
- * to <dir>/create-<hosts>.cpuprofile (open it in Chrome's DevTools or speedscope). The
+ * to <dir>/<name>.cpuprofile (open it in Chrome's DevTools or speedscope). The
  * sampling itself costs CPU, so the figures of a profiled run are not comparable.
  */
 export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {

@@ -93,7 +93,7 @@ async function onDatabase(o: ScenarioOptions, name: string): Promise<ScenarioRes
       start,
       o.clients,
       o.throughputSeconds,
-      o.hosts,
+      `${o.hosts}-${o.shape}`,
     );
     const claimsPerSecond = await claimThroughput(http, app, clock);
     return { hosts: o.hosts, shape: o.shape, seedSeconds, figures, throughput, claimsPerSecond };

@@ -68,7 +68,8 @@ export async function createThroughput(
   start: Date,
   clients: number,
   seconds: number,
-  hosts: number,
+  /** Names the CPU profile, with BENCH_CPU_PROFILE: `create-<label>.cpuprofile`. */
+  label: string,
 ): Promise<Throughput> {
   // Warm the pool up to its size first, so its backends exist before the snapshot.
   await Promise.all(
@@ -80,7 +81,7 @@ export async function createThroughput(
   const pgBefore = new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
   const cpuBefore = process.cpuUsage();
   const stmtsBefore = statements.count;
-  const load = await profiled(`create-${hosts}`, () =>
+  const load = await profiled(`create-${label}`, () =>
     forkLoad({ base: http.base, clients, seconds, start: start.toISOString(), first: 20_000 }),
   );
   const cpu = process.cpuUsage(cpuBefore);
