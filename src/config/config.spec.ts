@@ -195,11 +195,18 @@ describe('loadConfig', () => {
   });
 
   describe('METRICS_PORT', () => {
-    it('should default the ops port to 9464 on HOST when it is unset', () => {
-      expect(loadConfig({ HOST: '127.0.0.2' })).toMatchObject({
+    it("should default the manager's ops port to 9464 on HOST when it is unset", () => {
+      expect(loadConfig({ HOST: '127.0.0.2', ROLE: 'manager' })).toMatchObject({
         metricsPort: 9464,
         metricsHost: '127.0.0.2',
       });
+    });
+
+    it('should open no ops port of its own with ROLE=all or api when METRICS_PORT is unset', () => {
+      expect(loadConfig({}).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'all', METRICS_PORT: '' }).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'api', METRICS_PORT: '9100' }).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'all', METRICS_PORT: '9100' }).metricsPort).toBe(9100);
     });
 
     it('should read METRICS_PORT and METRICS_HOST when they are valid', () => {

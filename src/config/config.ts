@@ -26,9 +26,12 @@ export interface Config {
   dataDir: string;
   host: string;
   port: number;
-  /** The ops port (/metrics, /healthz, /readyz) of the manager and `all` roles. */
+  /**
+   * The ops port (/metrics, /healthz, /readyz): the manager's (default 9464); with
+   * ROLE=all only when METRICS_PORT is set (else on PORT); null: none.
+   */
   metricsHost: string;
-  metricsPort: number;
+  metricsPort: number | null;
   /** Proxies whose X-Forwarded-Proto/-For/-Host are believed (express `trust proxy`). */
   trustProxy: string[];
   role: Role;
@@ -215,6 +218,9 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       timeoutMs: r.int('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     },
   };
+  // One port unless asked for two: ROLE=all serves the ops endpoints on PORT already.
+  const askedForOps = r.optional('METRICS_PORT') !== null;
+  if (config.role === 'api' || (config.role === 'all' && !askedForOps)) config.metricsPort = null;
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
   checkBroker('NOTIFY', config.notify, 'notifications', problems);

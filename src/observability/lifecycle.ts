@@ -9,7 +9,7 @@ export const MIGRATIONS_APPLIED = Symbol('MIGRATIONS_APPLIED');
 export interface Listening {
   /** The API's address (roles api and all). */
   api: string | null;
-  /** METRICS_PORT's address (roles manager and all). */
+  /** METRICS_PORT's address (manager; all when METRICS_PORT is set). */
   ops: string | null;
 }
 
