@@ -91,6 +91,8 @@ export interface Config {
     exchange: string;
     topics: string[];
     publisherId: string;
+    /** A manager with no NOTIFY_URL and no WEBHOOK_URLS deletes outbox rows older than this. */
+    retentionHours: number;
   };
   /** Host failures from Nova's `service.update` notifications (docs/openstack.md); url null is off. */
   novaNotify: {
@@ -194,6 +196,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       exchange: r.text('NOTIFY_EXCHANGE', 'openstack'),
       topics: r.list('NOTIFY_TOPICS', ['notifications']),
       publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
+      retentionHours: r.int('NOTIFY_RETENTION_HOURS', 72, 1, 87_600),
     },
     novaNotify: {
       url: r.optional('NOVA_NOTIFY_URL'),
