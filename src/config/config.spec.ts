@@ -259,6 +259,7 @@ describe('loadConfig', () => {
         exchange: 'openstack',
         topics: ['notifications'],
         publisherId: 'climate.lease',
+        retentionHours: 72,
       });
     });
 
@@ -268,12 +269,14 @@ describe('loadConfig', () => {
         NOTIFY_EXCHANGE: 'climate',
         NOTIFY_TOPICS: 'notifications, audit',
         NOTIFY_PUBLISHER_ID: 'climate.lease.m1',
+        NOTIFY_RETENTION_HOURS: '24',
       });
       expect(config.notify).toEqual({
         url: 'amqp://guest:guest@mq:5672/',
         exchange: 'climate',
         topics: ['notifications', 'audit'],
         publisherId: 'climate.lease.m1',
+        retentionHours: 24,
       });
     });
 
