@@ -88,6 +88,8 @@ export interface Config {
     exchange: string;
     topics: string[];
     publisherId: string;
+    /** oslo.messaging's amqp_durable_queues: the exchange and queues durable. */
+    durable: boolean;
   };
   /** Host failures from Nova's `service.update` notifications (docs/openstack.md); url null is off. */
   novaNotify: {
@@ -95,6 +97,8 @@ export interface Config {
     exchange: string;
     topics: string[];
     queue: string;
+    /** Nova's amqp_durable_queues, for Nova's exchange (default NOTIFY_DURABLE). */
+    durable: boolean;
   };
   /** Usage enforcement (docs/usage-limits.md); -1 is no limit. */
   enforcement: {
@@ -191,12 +195,18 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       exchange: r.text('NOTIFY_EXCHANGE', 'openstack'),
       topics: r.list('NOTIFY_TOPICS', ['notifications']),
       publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
+      durable: r.oneOf('NOTIFY_DURABLE', 'false', ['true', 'false'] as const) === 'true',
     },
     novaNotify: {
       url: r.optional('NOVA_NOTIFY_URL'),
       exchange: r.text('NOVA_NOTIFY_EXCHANGE', 'nova'),
       topics: r.list('NOVA_NOTIFY_TOPICS', ['versioned_notifications']),
       queue: r.text('NOVA_NOTIFY_QUEUE', 'climate-nova-notifications'),
+      durable:
+        r.oneOf('NOVA_NOTIFY_DURABLE', env.NOTIFY_DURABLE === 'true' ? 'true' : 'false', [
+          'true',
+          'false',
+        ] as const) === 'true',
     },
     enforcement: {
       maxLeaseDurationSeconds: r.int('MAX_LEASE_DURATION_SECONDS', -1, -1),
