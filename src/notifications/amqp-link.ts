@@ -50,7 +50,10 @@ export function problemOf(error: unknown): BrokerProblem {
   if (code === 403 || code === 530) return 'access_refused';
   if (code === 404) return 'not_found';
   if (code !== null && code !== 320) return 'channel_closed';
-  if (/heartbeat timeout/i.test(errorMessage(inner))) return 'heartbeat_timeout';
+  const message = errorMessage(inner);
+  if (/heartbeat timeout/i.test(message)) return 'heartbeat_timeout';
+  // amqplib drops the broker's words here: the vhost refused (no permission, or none such).
+  if (/Expected ConnectionOpenOk; got <ConnectionClose/.test(message)) return 'access_refused';
   const sys = (inner as { code?: unknown } | null)?.code;
   if (
     ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(String(sys))
@@ -85,7 +88,11 @@ export async function openLink(
   what: string,
   handlers: LinkHandlers,
 ): Promise<ChannelModel> {
-  const connecting = connect(withHeartbeat(url), { timeout: TIMEOUT_MS });
+  const connecting = connect(withHeartbeat(url), {
+    timeout: TIMEOUT_MS,
+    // Named in the broker's connection list (rabbitmqctl list_connections client_properties).
+    clientProperties: { connection_name: `climate: ${what}` },
+  });
   let model: ChannelModel;
   try {
     model = await within(connecting, TIMEOUT_MS, `connecting to ${what}`);
