@@ -33,11 +33,15 @@ const TIMER_MS = 1000;
 /** How often a wait for confirms looks at the connection's state. */
 const CONFIRM_POLL_MS = 100;
 
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 interface Broker {
   model: ChannelModel;
   channel: ConfirmChannel;
   /** Set once the connection or channel is gone (the first reason). */
-  lost: unknown;
+  lost: Error | null;
   /** connection.blocked: a broker alarm holds our publishes until it clears. */
   blocked: boolean;
 }
@@ -225,10 +229,10 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
    * connection ends the wait at once; so does shutdown.
    */
   private async confirmed(broker: Broker): Promise<void> {
-    let settled: { error: unknown } | null = null;
+    let settled: { error: Error | null } | null = null;
     void broker.channel.waitForConfirms().then(
       () => (settled = { error: null }),
-      (error: unknown) => (settled = { error: error ?? new Error('not confirmed') }),
+      (error: unknown) => (settled = { error: asError(error ?? 'not confirmed') }),
     );
     let waited = 0;
     let last = Date.now();
@@ -237,7 +241,7 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
       const now = Date.now();
       if (!broker.blocked || this.stopped) waited += now - last;
       last = now;
-      const outcome = settled as { error: unknown } | null;
+      const outcome = settled as { error: Error | null } | null;
       if (outcome?.error === null) return;
       // The connection's reason (already counted) rather than the confirms' echo of it.
       if (broker.lost !== null) throw broker.lost;
@@ -261,14 +265,14 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
   private async open(): Promise<Broker> {
     const { url, exchange, topics, durable } = this.config.notify;
     let broker: Broker | null = null;
-    let early: unknown = null;
+    let early: Error | null = null;
     const lost = (error: unknown): void => {
       if (broker === null) {
-        early ??= error;
+        early ??= asError(error);
         return;
       }
       if (broker.lost !== null) return;
-      broker.lost = error;
+      broker.lost = asError(error);
       this.record(error);
       if (this.broker === broker) {
         this.broker = null;
@@ -307,7 +311,9 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
         });
       }
       const channel = await openChannel(model, true, lost);
-      if (early !== null) throw early;
+      // Set by the handlers while the channel opened (a closure: the compiler cannot see it).
+      const failed = early as Error | null;
+      if (failed !== null) throw failed;
       broker = { model, channel, lost: null, blocked: false };
       this.broker = broker;
       this.metrics.brokerConnected.set({ link: 'notifications' }, 1);
