@@ -252,6 +252,7 @@ describe('loadConfig', () => {
         exchange: 'openstack',
         topics: ['notifications'],
         publisherId: 'climate.lease',
+        durable: false,
       });
     });
 
@@ -261,13 +262,20 @@ describe('loadConfig', () => {
         NOTIFY_EXCHANGE: 'climate',
         NOTIFY_TOPICS: 'notifications, audit',
         NOTIFY_PUBLISHER_ID: 'climate.lease.m1',
+        NOTIFY_DURABLE: 'true',
       });
       expect(config.notify).toEqual({
         url: 'amqp://guest:guest@mq:5672/',
         exchange: 'climate',
         topics: ['notifications', 'audit'],
         publisherId: 'climate.lease.m1',
+        durable: true,
       });
+      // Nova's exchange follows unless told otherwise.
+      expect(config.novaNotify.durable).toBe(true);
+      expect(problemsOf({ NOTIFY_DURABLE: 'yes' })).toEqual([
+        'NOTIFY_DURABLE=yes: must be one of true, false',
+      ]);
     });
 
     it('should refuse a NOTIFY_URL that is not amqp and an empty NOTIFY_TOPICS', () => {
@@ -284,6 +292,7 @@ describe('loadConfig', () => {
         exchange: 'nova',
         topics: ['versioned_notifications'],
         queue: 'climate-nova-notifications',
+        durable: false,
       });
       expect(
         loadConfig({
@@ -296,6 +305,7 @@ describe('loadConfig', () => {
         exchange: 'nova',
         topics: ['versioned_notifications', 'notifications'],
         queue: 'climate-site-a',
+        durable: false,
       });
     });
 
