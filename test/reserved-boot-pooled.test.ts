@@ -3,6 +3,7 @@ import { connect, createTestDatabase, TestDatabase } from './support/database.js
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
+import { Maintenance } from '../src/plugins/maintenance.service.js';
 
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
 const HOSTS = ['pool-1', 'pool-2', 'pool-3'];
@@ -177,6 +178,29 @@ describe('reserved boots for later when every host is in the reservation pool', 
       const [busy] = await leasesOf('busy');
       await release('busy', busy.id);
     }
+  });
+
+  it('should delete the lease of a reserved server that Nova put in ERROR before its start', async () => {
+    const failed = building('broken');
+    const waiting = building('broken');
+    await ask(failed, 'broken', later).expect(200);
+    await ask(waiting, 'broken', later.replace('"later"', '"waiting"')).expect(200);
+    expect(await leasesOf('broken')).toHaveLength(2);
+    // Nova gave up on one boot after Climate passed hosts (e.g. it failed on its host)
+    const server = driver.shelved.get(failed);
+    if (server === undefined) throw new Error('no server');
+    server.status = 'ERROR';
+    await t.app.get(Maintenance).run();
+    const left = await rows<{ server_id: string }>(
+      `SELECT r.params ->> 'server_id' AS server_id FROM leases l
+         JOIN reservations r ON r.lease_id = l.id WHERE l.project_id = $1`,
+      ['broken'],
+    );
+    expect(left).toEqual([{ server_id: waiting }]);
+    // run again: nothing more goes (the delete is done once)
+    await t.app.get(Maintenance).run();
+    expect(await leasesOf('broken')).toHaveLength(1);
+    await release('broken', (await leasesOf('broken'))[0].id);
   });
 
   it('should still send a server whose lease starts now to its slot host only', async () => {
