@@ -71,7 +71,8 @@ export function parseLeaseParams(raw: unknown): LeaseParams {
  * own: a virtual:instance reservation of that server. The instance uuid is the
  * idempotency key, so however often Nova retries the scheduling there is one lease. A
  * lease that starts now keeps the server on its slot's host; a later one lets it boot
- * where plain servers go, and the manager shelves it until the start.
+ * where plain servers go (or on a free pool host, see `schedule`), and the manager
+ * shelves it until the start.
  */
 @Injectable()
 export class ReservedBoot {
