@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { migrate, openDatabase } from '../database/data-source.js';
+import type { DataSource } from 'typeorm';
 import { explainStartupError } from '../startup-error.js';
 import { connectSource, readSource } from './blazar-source.js';
 import { ImportRefused, runImport, verifyImport } from './import-blazar.js';
@@ -29,6 +30,17 @@ export function parseArgs(argv: string[]): CliOptions | string {
   return options;
 }
 
+/** Migrations not applied yet, read without writing (TypeORM's own check makes its table). */
+async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const all = dataSource.migrations.map((m) => m.name ?? m.constructor.name);
+  const [{ has }] = await dataSource.query<{ has: boolean }[]>(
+    `SELECT to_regclass('migrations') IS NOT NULL AS has`,
+  );
+  if (!has) return all;
+  const done = await dataSource.query<{ name: string }[]>('SELECT name FROM migrations');
+  return all.filter((name) => !done.some((d) => d.name === name));
+}
+
 /** The source without its password, for messages. */
 function shown(url: string): string {
   const u = new URL(url);
@@ -52,9 +64,16 @@ export async function runCli(
     const data = await readSource(source, print);
     const database = await openDatabase(config, 2, print);
     try {
-      const applied = await migrate(database.dataSource, print);
-      if (applied.length > 0) print(`applied ${applied.length} Climate migration(s)`);
+      // A dry run writes nothing, not even Climate's schema: an empty database is checked
+      // as one; pending migrations on a used one must be run first.
+      const pending = await pendingMigrations(database.dataSource);
       if (options.verify) {
+        if (pending.length > 0) {
+          print(
+            `verify: ${pending.length} Climate migration(s) not applied: nothing was imported here`,
+          );
+          return 1;
+        }
         const differences = await verifyImport(database.dataSource, data, config, options);
         for (const d of differences) print(`DIFFERENT ${d}`);
         print(
@@ -64,7 +83,27 @@ export async function runCli(
         );
         return differences.length === 0 ? 0 : 1;
       }
-      const report = await runImport(database.dataSource, data, config, options, print);
+      let emptyTarget = false;
+      if (options.dryRun && pending.length > 0) {
+        emptyTarget = pending.length === database.dataSource.migrations.length;
+        if (!emptyTarget) {
+          print(
+            `${pending.length} Climate migration(s) pending: run \`npm run migrations run\` first`,
+          );
+          return 1;
+        }
+        print('Climate database is empty (its migrations are applied by the import itself)');
+      } else {
+        const applied = await migrate(database.dataSource, print);
+        if (applied.length > 0) print(`applied ${applied.length} Climate migration(s)`);
+      }
+      const report = await runImport(
+        database.dataSource,
+        data,
+        config,
+        { ...options, emptyTarget },
+        print,
+      );
       for (const note of report.notes) print(`note: ${note}`);
       const l = report.leases;
       print(

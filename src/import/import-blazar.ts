@@ -11,7 +11,7 @@ import { checkUsage, type Usage } from './checks.js';
 import { mapHosts, mapProperties } from './map-hosts.js';
 import { mapLeases } from './map-leases.js';
 import type { ImportPlan, LeasePlan } from './plan.js';
-import { compareHost, compareLease, differences, loadExisting } from './target.js';
+import { compareHost, compareLease, differences, type Existing, loadExisting } from './target.js';
 import { type Progress, writeHosts, writeLeases, writeProperties } from './write.js';
 
 export type ImportSettings = Pick<
@@ -25,6 +25,8 @@ export type ImportSettings = Pick<
 
 export interface ImportOptions {
   dryRun: boolean;
+  /** A dry run on a database without Climate's tables yet: check as against an empty one. */
+  emptyTarget?: boolean;
   skipTypes: readonly string[];
 }
 
@@ -124,7 +126,7 @@ export async function runImport(
   progress(`mapped ${plan.hosts.length} host(s) and ${plan.leases.length} lease(s)`);
   return dataSource.transaction(async (tx: EntityManager) => {
     await sql(tx, 'SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
-    const existing = await loadExisting(tx, plan);
+    const existing = options.emptyTarget ? emptyTarget() : await loadExisting(tx, plan);
     const problems = [...plan.problems];
     const newHosts = plan.hosts.filter((h) => {
       const same = existing.hosts.get(h.id);
@@ -180,6 +182,16 @@ export async function runImport(
     await writeLeases(tx, newLeases, progress);
     return { ...report, written: newHosts.length + newProperties.length + newLeases.length > 0 };
   });
+}
+
+function emptyTarget(): Existing {
+  return {
+    hosts: new Map(),
+    hostNames: new Map(),
+    properties: new Map(),
+    leases: new Map(),
+    otherUsage: [],
+  };
 }
 
 function summary(
