@@ -4,7 +4,7 @@ import { migrate, openDatabase } from '../database/data-source.js';
 import type { DataSource } from 'typeorm';
 import { explainStartupError } from '../startup-error.js';
 import { connectSource, readSource } from './blazar-source.js';
-import { ImportRefused, runImport, verifyImport } from './import-blazar.js';
+import { ImportRefused, planImport, runImport, verifyImport } from './import-blazar.js';
 
 export interface CliOptions {
   from: string;
@@ -62,6 +62,10 @@ export async function runCli(
   try {
     print(`reading ${shown(options.from)}`);
     const data = await readSource(source, print);
+    const plan = planImport(data, config, { ...options, dryRun: true });
+    print(`mapped ${plan.hosts.length} host(s) and ${plan.leases.length} lease(s)`);
+    // Problems of the source alone are told before Climate's database is even opened.
+    if (plan.problems.length > 0 && !options.verify) throw new ImportRefused(plan.problems);
     const database = await openDatabase(config, 2, print);
     try {
       // A dry run writes nothing, not even Climate's schema: an empty database is checked
@@ -99,7 +103,7 @@ export async function runCli(
       }
       const report = await runImport(
         database.dataSource,
-        data,
+        plan,
         config,
         { ...options, emptyTarget },
         print,

@@ -117,13 +117,11 @@ function usageOf(leases: LeasePlan[]): Usage[] {
  */
 export async function runImport(
   dataSource: DataSource,
-  source: SourceData,
+  plan: ImportPlan,
   settings: ImportSettings,
   options: ImportOptions,
   progress: Progress = () => undefined,
 ): Promise<ImportReport> {
-  const plan = planImport(source, settings, options);
-  progress(`mapped ${plan.hosts.length} host(s) and ${plan.leases.length} lease(s)`);
   return dataSource.transaction(async (tx: EntityManager) => {
     await sql(tx, 'SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
     const existing = options.emptyTarget ? emptyTarget() : await loadExisting(tx, plan);
