@@ -39,6 +39,11 @@ function groupBy(rows: SourceRow[], key: string): Map<string, SourceRow[]> {
   return out;
 }
 
+/** PostgreSQL writes uuids in lower case: compared in it, on both sides. */
+function lower(value: string | null): string {
+  return (value ?? '').toLowerCase();
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -115,7 +120,7 @@ export function mapLeases(
     if (endAt <= start) fail('its end is not after its start');
     const plan: LeasePlan = {
       lease: {
-        id: l.id ?? '',
+        id: lower(l.id),
         name: l.name ?? '',
         project_id: l.project_id ?? '',
         user_id: l.user_id ?? '',
@@ -163,7 +168,7 @@ export function mapLeases(
         continue;
       }
       const reservation: ReservationRow = {
-        id: r.id ?? '',
+        id: lower(r.id),
         lease_id: plan.lease.id,
         resource_type: type,
         resource_id: r.resource_id,
@@ -175,7 +180,7 @@ export function mapLeases(
         updated_at: utcOrNull(r.updated_at),
       };
       plan.reservations.push(reservation);
-      const held = allocations.get(reservation.id) ?? [];
+      const held = allocations.get(r.id ?? '') ?? [];
       const missing = held.filter((a) => !hostIds.has(a.compute_host_id ?? ''));
       if (missing.length > 0) {
         fail(
@@ -193,7 +198,7 @@ export function mapLeases(
       if (type === 'physical:host') {
         for (const a of held) {
           plan.hostAllocations.push({
-            id: a.id ?? '',
+            id: lower(a.id),
             reservation_id: reservation.id,
             host_id: Number(a.compute_host_id),
             start,
@@ -222,7 +227,7 @@ export function mapLeases(
       }
       if (!isUuid(e.id)) fail(`event ${e.id}: its id is not a uuid`);
       plan.events.push({
-        id: e.id ?? '',
+        id: lower(e.id),
         lease_id: plan.lease.id,
         event_type: type,
         time: utc(e.time ?? ''),
@@ -253,7 +258,7 @@ function slotsPerHost(
   const byHost = groupBy(held, 'compute_host_id');
   return [...byHost].map(([hostId, rows]) => ({
     // The smallest of the slots' ids: the same on every run.
-    id: rows.map((a) => a.id ?? '').sort()[0],
+    id: rows.map((a) => lower(a.id)).sort()[0],
     reservation_id: r.id,
     host_id: Number(hostId),
     start,
