@@ -228,6 +228,11 @@ describe('importing the Blazar database written by Blazar itself', () => {
     };
     await at('2030-01-01T01:59:00Z');
     expect(await status('p1-mixed-ending')).toBe('ACTIVE');
+    // A running host reservation's hosts are in its pool, as Climate's start puts them.
+    const running = byName('p1-mixed-ending').reservations.find(
+      (r) => r.resource_type === 'physical:host',
+    );
+    expect((await t.http.get('/v1/os-hosts/5').expect(200)).body.host.pool).toBe(running?.id);
     await at('2030-01-01T02:00:00Z');
     expect(await status('p1-mixed-ending')).toBe('TERMINATED');
     const pool = (await t.http.get('/v1/os-hosts/5').expect(200)).body.host.pool;

@@ -220,34 +220,23 @@ export async function writeLeases(
  * its hosts beside the freepool. Both are named by the reservation id, as Blazar's are.
  */
 async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void> {
+  const pools: { name: string; kind: string; zone: string | null; metadata: string }[] = [];
+  const members: { name: string; host: number; kind: string }[] = [];
   for (const l of leases) {
+    const owner = l.lease.project_id;
     for (const r of l.reservations.filter((x) => x.status === 'active')) {
-      const owner = l.lease.project_id;
       if (r.resource_type === 'physical:host') {
-        const hosts = l.hostAllocations
-          .filter((a) => a.reservation_id === r.id)
-          .map((a) => a.host_id);
-        await sql(
-          tx,
-          `INSERT INTO aggregates (name, kind, availability_zone, metadata, created_at)
-           VALUES ($1, 'reservation', $2, $3, now())`,
-          [r.id, reservationZone(r.id), { 'blazar:owner': owner, filter_tenant_id: owner }],
-        );
-        await sql(
-          tx,
-          `DELETE FROM aggregate_hosts WHERE host_id = ANY($1::int[]) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
-          [hosts],
-        );
-        await sql(
-          tx,
-          `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
-           SELECT a.id, h, 'reservation', now() FROM aggregates a, unnest($1::int[]) h WHERE a.name = $2`,
-          [hosts, r.id],
-        );
+        const metadata = { 'blazar:owner': owner, filter_tenant_id: owner };
+        pools.push({
+          name: r.id,
+          kind: 'reservation',
+          zone: reservationZone(r.id),
+          metadata: JSON.stringify(metadata),
+        });
+        for (const a of l.hostAllocations.filter((x) => x.reservation_id === r.id)) {
+          members.push({ name: r.id, host: a.host_id, kind: 'reservation' });
+        }
       } else {
-        const hosts = l.instanceAllocations
-          .filter((a) => a.reservation_id === r.id)
-          .map((a) => a.host_id);
         const group: unknown = r.params.server_group_id;
         const metadata = {
           reservation: r.id,
@@ -255,18 +244,42 @@ async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void>
           'blazar:owner': owner,
           ...(typeof group === 'string' ? { affinity_id: group } : {}),
         };
-        await sql(
-          tx,
-          `INSERT INTO aggregates (name, kind, metadata, created_at) VALUES ($1, 'instance', $2, now())`,
-          [r.id, metadata],
-        );
-        await sql(
-          tx,
-          `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
-           SELECT a.id, h, 'instance', now() FROM aggregates a, unnest($1::int[]) h WHERE a.name = $2`,
-          [hosts, r.id],
-        );
+        pools.push({
+          name: r.id,
+          kind: 'instance',
+          zone: null,
+          metadata: JSON.stringify(metadata),
+        });
+        for (const a of l.instanceAllocations.filter((x) => x.reservation_id === r.id)) {
+          members.push({ name: r.id, host: a.host_id, kind: 'instance' });
+        }
       }
     }
   }
+  if (pools.length === 0) return;
+  await sql(
+    tx,
+    `INSERT INTO aggregates (name, kind, availability_zone, metadata, created_at)
+     SELECT *, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])`,
+    [
+      pools.map((p) => p.name),
+      pools.map((p) => p.kind),
+      pools.map((p) => p.zone),
+      pools.map((p) => p.metadata),
+    ],
+  );
+  const pooled = members.filter((m) => m.kind === 'reservation').map((m) => m.host);
+  // A host is in one pool at a time: out of the freepool into its reservation's.
+  await sql(
+    tx,
+    `DELETE FROM aggregate_hosts WHERE host_id = ANY($1::int[]) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+    [pooled],
+  );
+  await sql(
+    tx,
+    `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+     SELECT a.id, x.h, x.k, now() FROM unnest($1::text[], $2::int[], $3::text[]) AS x(n, h, k)
+       JOIN aggregates a ON a.name = x.n`,
+    [members.map((m) => m.name), members.map((m) => m.host), members.map((m) => m.kind)],
+  );
 }
