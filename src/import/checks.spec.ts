@@ -40,7 +40,7 @@ describe('checkUsage', () => {
     ['slots of two leases that fit', [use('a', 1, 4, slot(4)), use('b', 2, 5, slot(4))], 0],
     ['slots of two leases that do not fit', [use('a', 1, 4, slot(6)), use('b', 2, 5, slot(4))], 1],
     ['slots that fit one after the other', [use('a', 1, 2, slot(6)), use('b', 2, 5, slot(4))], 0],
-  ])('should find %s: %p problem(s)', (_, usage, problems) => {
+  ])('should report the right number of problems for %s', (_, usage, problems) => {
     expect(checkUsage([host(1)], usage, ratios)).toHaveLength(problems);
   });
 
