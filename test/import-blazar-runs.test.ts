@@ -54,11 +54,16 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     return db;
   }
 
-  async function run(from: BlazarDatabase, db: TestDatabase, options: Partial<CliOptions> = {}) {
+  async function run(
+    from: BlazarDatabase,
+    db: TestDatabase,
+    options: Partial<CliOptions> = {},
+    env: Record<string, string> = {},
+  ) {
     const lines: string[] = [];
     const status = await runCli(
       { from: from.url, dryRun: false, verify: false, skipTypes: [FLOATING], ...options },
-      { DATABASE_URL: db.url },
+      { DATABASE_URL: db.url, ...env },
       (line) => lines.push(line),
     );
     return { status, output: lines.join('\n') };
@@ -92,6 +97,19 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     for (const name of ['p1-fips-dec', 'p1-mixed-ending', 'p2-fip-jan', 'p2-vms-dec']) {
       expect(res.output).toContain(`lease ${name} (${leaseNamed(name).id})`);
     }
+    expect(await contents(db.url)).toBeNull();
+  });
+
+  it('should refuse a reservation type this Climate does not enable (PLUGINS)', async () => {
+    const db = await target();
+    const res = await run(source, db, {}, { PLUGINS: 'physical:host' });
+    expect(res.status).toBe(1);
+    expect(res.output).toContain(
+      'reservation type virtual:instance is not supported by Climate (it takes physical:host with this PLUGINS)',
+    );
+    expect(res.output).toContain(
+      `lease p2-vms-affinity-now (${leaseNamed('p2-vms-affinity-now').id})`,
+    );
     expect(await contents(db.url)).toBeNull();
   });
 

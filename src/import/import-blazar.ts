@@ -21,6 +21,7 @@ export type ImportSettings = Pick<
   | 'cpuAllocationRatio'
   | 'ramAllocationRatio'
   | 'diskAllocationRatio'
+  | 'plugins'
 >;
 
 export interface ImportOptions {

@@ -20,6 +20,8 @@ export interface MapOptions {
   topologyLevels: readonly string[];
   /** Reservation types the operator chose to leave out (named on the command line). */
   skipTypes: readonly string[];
+  /** Resource types enabled in this Climate (PLUGINS). */
+  plugins: readonly string[];
 }
 
 const SUPPORTED = new Set(['physical:host', 'virtual:instance']);
@@ -140,7 +142,7 @@ export function mapLeases(
     const end = plusMinutes(endAt, options.cleaningTimeMinutes);
     for (const r of reservationsByLease.get(l.id ?? '') ?? []) {
       const type = r.resource_type ?? '';
-      if (!SUPPORTED.has(type)) {
+      if (!SUPPORTED.has(type) || !options.plugins.includes(type)) {
         if (options.skipTypes.includes(type)) {
           notes.push(`${label}: its ${type} reservation ${r.id} left out (--skip-type)`);
         } else {
@@ -240,12 +242,18 @@ export function mapLeases(
   }
   for (const [type, leases] of unsupported) {
     problems.push(
-      `reservation type ${type} is not supported by Climate; ${leases.length} reservation(s) of it in: ` +
+      `reservation type ${type} is not supported by Climate (it takes ${takes(options)}); ` +
+        `${leases.length} reservation(s) of it in: ` +
         `${[...new Set(leases)].join(', ')}. Nothing was written. To import everything else ` +
         `without them, run again with --skip-type ${type}`,
     );
   }
   return plans;
+}
+
+function takes(options: MapOptions): string {
+  const types = [...SUPPORTED].filter((t) => options.plugins.includes(t));
+  return types.length === 0 ? 'none with this PLUGINS' : `${types.join(', ')} with this PLUGINS`;
 }
 
 /** Blazar writes one allocation per instance slot; Climate one per host with a count. */
