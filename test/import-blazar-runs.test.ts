@@ -113,6 +113,18 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     expect(await contents(db.url)).toBeNull();
   });
 
+  it('should refuse a capability name a host registration would refuse', async () => {
+    const s = await changedSource();
+    await s.query(
+      `UPDATE resource_properties SET property_name = 'nic speed' WHERE property_name = 'nic_speed'`,
+    );
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(1);
+    expect(res.output).toContain('Malformed parameter nic speed');
+    expect(await contents(db.url)).toBeNull();
+  });
+
   it('should report what it would import and write nothing when asked for a dry run', async () => {
     const empty = await target();
     const dry = await run(source, empty, { dryRun: true });

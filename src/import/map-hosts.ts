@@ -1,4 +1,5 @@
 /** Blazar's compute hosts, extra capabilities and property catalogue, as Climate's rows. */
+import { checkCapabilityKey } from '../hosts/host-fields.js';
 import type { SourceData, SourceRow } from './blazar-source.js';
 import { flag, type HostRow, type PropertyRow, utc, utcOrNull } from './plan.js';
 
@@ -39,6 +40,12 @@ export function mapHosts(source: SourceData, problems: string[]): HostRow[] {
       problems.push(
         `host ${c.computehost_id}: extra capability names property ${c.property_id}, which is not in resource_properties`,
       );
+      continue;
+    }
+    try {
+      checkCapabilityKey(name);
+    } catch (error) {
+      problems.push(`host ${c.computehost_id}: ${(error as Error).message}`);
       continue;
     }
     const own = capabilities.get(c.computehost_id ?? '') ?? {};
