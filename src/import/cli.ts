@@ -61,8 +61,11 @@ export async function runCli(
   const source = await connectSource(options.from);
   try {
     print(`reading ${shown(options.from)}`);
-    const data = await readSource(source, print);
-    const plan = planImport(data, config, { ...options, dryRun: true });
+    // The source's rows are dropped once mapped: only the plan is kept (memory).
+    const plan = planImport(await readSource(source, print), config, {
+      ...options,
+      dryRun: true,
+    });
     print(`mapped ${plan.hosts.length} host(s) and ${plan.leases.length} lease(s)`);
     // Problems of the source alone are told before Climate's database is even opened.
     if (plan.problems.length > 0 && !options.verify) throw new ImportRefused(plan.problems);
@@ -78,7 +81,7 @@ export async function runCli(
           );
           return 1;
         }
-        const differences = await verifyImport(database.dataSource, data, config, options);
+        const differences = await verifyImport(database.dataSource, plan);
         for (const d of differences) print(`DIFFERENT ${d}`);
         print(
           differences.length === 0

@@ -218,13 +218,7 @@ function summary(
  * Source and Climate, lease by lease (and host by host): every difference, each with
  * what it is on both sides. Empty when Climate holds exactly what Blazar did.
  */
-export async function verifyImport(
-  dataSource: DataSource,
-  source: SourceData,
-  settings: ImportSettings,
-  options: Pick<ImportOptions, 'skipTypes'>,
-): Promise<string[]> {
-  const plan = planImport(source, settings, { ...options, dryRun: true });
+export async function verifyImport(dataSource: DataSource, plan: ImportPlan): Promise<string[]> {
   const existing = await loadExisting(dataSource.manager, plan);
   const out = [...plan.problems];
   for (const h of plan.hosts) {
