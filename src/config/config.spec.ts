@@ -123,11 +123,17 @@ describe('loadConfig', () => {
   });
 
   it('should read the outage timeouts when they are set', () => {
-    const config = loadConfig({ KEYSTONE_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '750' });
+    const config = loadConfig({
+      KEYSTONE_TIMEOUT_MS: '2500',
+      DATABASE_CONNECT_TIMEOUT_MS: '750',
+      DATABASE_QUERY_TIMEOUT_MS: '1500',
+    });
     expect(config.keystone.timeoutMs).toBe(2500);
     expect(config.databaseConnectTimeoutMs).toBe(750);
+    expect(config.databaseQueryTimeoutMs).toBe(1500);
     expect(loadConfig({})).toMatchObject({
       databaseConnectTimeoutMs: 5000,
+      databaseQueryTimeoutMs: 10_000,
       keystone: { timeoutMs: 10_000 },
     });
   });

@@ -23,6 +23,7 @@ export interface Config {
   databaseUrl: string | null;
   /** How long a new database connection (or a free one from the pool) may take. */
   databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
   dataDir: string;
   host: string;
   port: number;
@@ -140,6 +141,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
     databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseQueryTimeoutMs: r.int('DATABASE_QUERY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
