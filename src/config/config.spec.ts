@@ -123,11 +123,17 @@ describe('loadConfig', () => {
   });
 
   it('should read the outage timeouts when they are set', () => {
-    const config = loadConfig({ KEYSTONE_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '750' });
+    const config = loadConfig({
+      KEYSTONE_TIMEOUT_MS: '2500',
+      DATABASE_CONNECT_TIMEOUT_MS: '750',
+      DATABASE_QUERY_TIMEOUT_MS: '1500',
+    });
     expect(config.keystone.timeoutMs).toBe(2500);
     expect(config.databaseConnectTimeoutMs).toBe(750);
+    expect(config.databaseQueryTimeoutMs).toBe(1500);
     expect(loadConfig({})).toMatchObject({
       databaseConnectTimeoutMs: 5000,
+      databaseQueryTimeoutMs: 10_000,
       keystone: { timeoutMs: 10_000 },
     });
   });
@@ -260,6 +266,7 @@ describe('loadConfig', () => {
         topics: ['notifications'],
         publisherId: 'climate.lease',
         retentionHours: 72,
+        durable: false,
       });
     });
 
@@ -270,6 +277,7 @@ describe('loadConfig', () => {
         NOTIFY_TOPICS: 'notifications, audit',
         NOTIFY_PUBLISHER_ID: 'climate.lease.m1',
         NOTIFY_RETENTION_HOURS: '24',
+        NOTIFY_DURABLE: 'true',
       });
       expect(config.notify).toEqual({
         url: 'amqp://guest:guest@mq:5672/',
@@ -277,7 +285,13 @@ describe('loadConfig', () => {
         topics: ['notifications', 'audit'],
         publisherId: 'climate.lease.m1',
         retentionHours: 24,
+        durable: true,
       });
+      // Nova's exchange follows unless told otherwise.
+      expect(config.novaNotify.durable).toBe(true);
+      expect(problemsOf({ NOTIFY_DURABLE: 'yes' })).toEqual([
+        'NOTIFY_DURABLE=yes: must be one of true, false',
+      ]);
     });
 
     it('should refuse a NOTIFY_URL that is not amqp and an empty NOTIFY_TOPICS', () => {
@@ -294,6 +308,7 @@ describe('loadConfig', () => {
         exchange: 'nova',
         topics: ['versioned_notifications'],
         queue: 'climate-nova-notifications',
+        durable: false,
       });
       expect(
         loadConfig({
@@ -306,6 +321,7 @@ describe('loadConfig', () => {
         exchange: 'nova',
         topics: ['versioned_notifications', 'notifications'],
         queue: 'climate-site-a',
+        durable: false,
       });
     });
 

@@ -23,6 +23,7 @@ export interface Config {
   databaseUrl: string | null;
   /** How long a new database connection (or a free one from the pool) may take. */
   databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
   dataDir: string;
   host: string;
   port: number;
@@ -93,6 +94,8 @@ export interface Config {
     publisherId: string;
     /** A manager with no NOTIFY_URL and no WEBHOOK_URLS deletes outbox rows older than this. */
     retentionHours: number;
+    /** oslo.messaging's amqp_durable_queues: the exchange and queues durable. */
+    durable: boolean;
   };
   /** Host failures from Nova's `service.update` notifications (docs/openstack.md); url null is off. */
   novaNotify: {
@@ -100,6 +103,8 @@ export interface Config {
     exchange: string;
     topics: string[];
     queue: string;
+    /** Nova's amqp_durable_queues, for Nova's exchange (default NOTIFY_DURABLE). */
+    durable: boolean;
   };
   /** Usage enforcement (docs/usage-limits.md); -1 is no limit. */
   enforcement: {
@@ -141,6 +146,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
     databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseQueryTimeoutMs: r.int('DATABASE_QUERY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
@@ -197,12 +203,18 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       topics: r.list('NOTIFY_TOPICS', ['notifications']),
       publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
       retentionHours: r.int('NOTIFY_RETENTION_HOURS', 72, 1, 87_600),
+      durable: r.oneOf('NOTIFY_DURABLE', 'false', ['true', 'false'] as const) === 'true',
     },
     novaNotify: {
       url: r.optional('NOVA_NOTIFY_URL'),
       exchange: r.text('NOVA_NOTIFY_EXCHANGE', 'nova'),
       topics: r.list('NOVA_NOTIFY_TOPICS', ['versioned_notifications']),
       queue: r.text('NOVA_NOTIFY_QUEUE', 'climate-nova-notifications'),
+      durable:
+        r.oneOf('NOVA_NOTIFY_DURABLE', env.NOTIFY_DURABLE === 'true' ? 'true' : 'false', [
+          'true',
+          'false',
+        ] as const) === 'true',
     },
     enforcement: {
       maxLeaseDurationSeconds: r.int('MAX_LEASE_DURATION_SECONDS', -1, -1),

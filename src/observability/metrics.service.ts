@@ -103,5 +103,10 @@ export class MetricsService {
     for (const status of LEASE_STATUSES) byStatus.set({ status }, 0);
     for (const row of leases) byStatus.set({ status: row.status }, row.n);
     degradedLeases.set(leases.reduce((sum, row) => sum + row.degraded, 0));
+    // The outbox itself, not a publisher's memory: true on every replica, whatever the broker.
+    const outbox = await this.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM notification_outbox WHERE NOT published`,
+    );
+    this.metrics.notificationBacklog.set(outbox[0]?.n ?? 0);
   }
 }

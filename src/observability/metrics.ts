@@ -84,7 +84,24 @@ export class Metrics {
 
   readonly notificationBacklog = new Gauge({
     name: 'climate_notification_backlog',
-    help: 'Notifications in the outbox after the last publishing pass',
+    help: 'Notifications in the outbox not yet published to the broker, read at scrape time',
+    registers: [this.databaseRegistry],
+  });
+
+  readonly brokerProblems = new Counter({
+    name: 'climate_broker_problems_total',
+    help:
+      'RabbitMQ failures by link (notifications, nova) and reason (refused, access_refused, ' +
+      'not_found, blocked, channel_closed, heartbeat_timeout, timeout, unreachable, ' +
+      'connection_lost); each is retried with backoff',
+    labelNames: ['link', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly brokerConnected = new Gauge({
+    name: 'climate_broker_connected',
+    help: '1 while the link (notifications, nova) has a working broker connection, else 0',
+    labelNames: ['link'] as const,
     registers: [this.registry],
   });
 

@@ -5,19 +5,26 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { within } from '../observability/bounded.js';
+import {
+  BrokerError,
+  closeLink,
+  declareLikeOslo,
+  openChannel,
+  openLink,
+  problemOf,
+  TIMEOUT_MS,
+} from '../notifications/amqp-link.js';
+import { errorMessage, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
 import { readServiceUpdate, type ServiceChange } from './nova-service-event.js';
 
-/** Longest a connect or a queue set-up may take. */
-const TIMEOUT_MS = 10_000;
 const MAX_BACKOFF_MS = 30_000;
 /** Messages taken from the broker ahead of the one being handled (handled one at a time). */
 const PREFETCH = 32;
@@ -38,6 +45,9 @@ function amqpUrl(url: string): string {
  * exchange, takes nothing from other listeners of Nova's topic queues, keeps what Nova
  * sends while Climate is down, and is shared by every replica. A message is acknowledged
  * only once its change and heal are committed; a failure puts it back for a retry.
+ * Nova's exchange is declared as oslo.messaging does (used as it is when declared with
+ * other arguments); a refusal, a reset or a silent connection (heartbeats) is logged,
+ * counted and retried with backoff, never the end of the process.
  */
 @Injectable()
 export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -45,6 +55,9 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
   private model: ChannelModel | null = null;
   private stopped = false;
   private failures = 0;
+  private lastProblem: string | null = null;
+  /** Objects found declared with other arguments, logged once each. */
+  private readonly usedAsIs = new Set<string>();
   private retry: NodeJS.Timeout | null = null;
   /** Messages are handled in the order they came, one at a time. */
   private handling: Promise<void> = Promise.resolve();
@@ -66,11 +79,14 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
     void this.start();
   }
 
+  /** Bounded: the message in hand gets TIMEOUT_MS, the close 2 s, then the socket goes. */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.retry !== null) clearTimeout(this.retry);
-    await this.handling;
-    await this.model?.close().catch(() => undefined);
+    await within(this.handling, TIMEOUT_MS, 'the Nova notification in hand').catch(() => undefined);
+    const model = this.model;
+    this.model = null;
+    if (model !== null) await closeLink(model);
   }
 
   /** Resolves once the listener has consumed from its queue (tests). */
@@ -79,65 +95,89 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async start(): Promise<void> {
-    const { url, exchange, topics, queue } = this.config.novaNotify;
+    if (this.stopped) return;
+    const { url, exchange, topics, queue, durable } = this.config.novaNotify;
     let model: ChannelModel | null = null;
+    let live = false;
+    const lost = (error: unknown): void => {
+      if (!live) return;
+      live = false;
+      this.lost(model as ChannelModel, error);
+    };
     try {
-      model = await within(connect(amqpUrl(url as string)), TIMEOUT_MS, "Nova's broker");
-      model.on('error', () => undefined);
-      model.on('close', () => this.lost(model as ChannelModel));
-      const channel = await within(this.bind(model, exchange, topics, queue), TIMEOUT_MS, 'bind');
+      model = await openLink(amqpUrl(url as string), "Nova's broker", { lost });
+      // Climate's own queue is durable whatever Nova does: it keeps what Nova sends while
+      // Climate is down.
+      const asIs = await within(
+        declareLikeOslo(model, {
+          exchange,
+          durable,
+          queues: topics.map((topic) => ({
+            name: queue,
+            routingKey: `${topic}.info`,
+            durable: true,
+          })),
+        }),
+        TIMEOUT_MS,
+        'declaring',
+      );
+      for (const { object, reason } of asIs) {
+        if (this.usedAsIs.has(object)) continue;
+        this.usedAsIs.add(object);
+        this.logger.warn({
+          msg: 'declared elsewhere with other arguments; used as it is',
+          object,
+          reason,
+        });
+      }
+      const channel = await openChannel(model, false, lost);
       await channel.prefetch(PREFETCH);
       await channel.consume(queue, (msg) => {
         if (msg !== null) this.handling = this.handling.then(() => this.handle(channel, msg));
+        // null: the broker cancelled the consumer (queue deleted): start again.
+        else lost(new BrokerError(`queue ${queue}`, new Error('consumer cancelled by the broker')));
       });
+      if (this.stopped) throw new Error('stopping');
       this.model = model;
+      live = true;
+      this.metrics.brokerConnected.set({ link: 'nova' }, 1);
       if (this.failures > 0) this.logger.log({ msg: "Nova's broker reachable again" });
       this.failures = 0;
       this.onConnected();
     } catch (error) {
-      await model?.close().catch(() => undefined);
+      if (model !== null) await closeLink(model);
       this.again(error);
     }
   }
 
-  /** Climate's queue, bound to Nova's exchange (declared as oslo.messaging would, if absent). */
-  private async bind(
-    model: ChannelModel,
-    exchange: string,
-    topics: string[],
-    queue: string,
-  ): Promise<Channel> {
-    const probe = await model.createChannel();
-    probe.on('error', () => undefined);
-    const exists = await probe.checkExchange(exchange).then(
-      () => true,
-      () => false,
-    );
-    if (exists) await probe.close().catch(() => undefined);
-    const channel = await model.createChannel();
-    if (!exists) await channel.assertExchange(exchange, 'topic', { durable: false });
-    await channel.assertQueue(queue, { durable: true });
-    for (const topic of topics) await channel.bindQueue(queue, exchange, `${topic}.info`);
-    return channel;
+  private lost(model: ChannelModel, error: unknown): void {
+    this.metrics.brokerConnected.set({ link: 'nova' }, 0);
+    if (this.model === model) this.model = null;
+    void closeLink(model);
+    if (this.stopped) return;
+    this.again(error);
   }
 
-  private lost(model: ChannelModel): void {
-    if (this.stopped || this.model !== model) return;
-    this.model = null;
-    this.again(new Error("the connection to Nova's broker closed"));
-  }
-
-  /** Tries again later, backing off; warns once per outage. */
+  /** Tries again later, backing off; warns once per outage and kind of failure. */
   private again(error: unknown): void {
     if (this.stopped) return;
-    if (this.failures === 0) {
+    const problem = problemOf(error);
+    this.metrics.brokerProblems.inc({ link: 'nova', reason: problem });
+    if (this.failures === 0 || problem !== this.lastProblem) {
       this.logger.warn({
         msg: "not listening to Nova's notifications; retrying (the periodic poll still runs)",
-        error: error instanceof Error ? error.message : String(error),
+        problem,
+        object:
+          error instanceof BrokerError
+            ? error.object
+            : `exchange ${this.config.novaNotify.exchange}`,
+        error: errorMessage(error),
       });
     }
+    this.lastProblem = problem;
     this.failures++;
     const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.failures);
+    if (this.retry !== null) clearTimeout(this.retry);
     this.retry = setTimeout(() => void this.start(), delay);
     this.retry.unref();
   }

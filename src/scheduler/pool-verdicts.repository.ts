@@ -119,6 +119,27 @@ export const GROUPED_SQL = `
    GROUP BY 1, 2`;
 
 /**
+ * Of the named hosts ($1; null: every host), in the order named, those of the free pool
+ * that no lease holds at $2: no allocation over that instant and in no reservation's or
+ * instance reservation's aggregate. Where a boot reserved for later may wait for its start.
+ */
+export const FREE_NOW_SQL = `
+  WITH asked AS (
+    SELECT n AS name, i FROM unnest($1::text[]) WITH ORDINALITY u(n, i) WHERE $1::text[] IS NOT NULL
+    UNION ALL SELECT hypervisor_hostname, id FROM hosts WHERE $1::text[] IS NULL)
+  SELECT array_agg(s.name ORDER BY s.i) AS names
+    FROM asked s
+    JOIN hosts h ON h.hypervisor_hostname = s.name
+    JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind = 'freepool'
+   WHERE h.reservable
+     AND NOT EXISTS (SELECT 1 FROM host_allocations a
+                      WHERE a.host_id = h.id AND a.during @> $2::timestamptz)
+     AND NOT EXISTS (SELECT 1 FROM instance_allocations a
+                      WHERE a.host_id = h.id AND a.during @> $2::timestamptz)
+     AND NOT EXISTS (SELECT 1 FROM aggregate_hosts x JOIN aggregates g ON g.id = x.aggregate_id
+                      WHERE x.host_id = h.id AND g.kind IN ('reservation', 'instance'))`;
+
+/**
  * The filter's reads. Each costs what its request names: a probe per named host, the
  * hinted pools' members, or (asked about every host) the whole fleet's pools.
  */
@@ -170,6 +191,12 @@ export class PoolVerdictsRepository {
   async everyGrouped(em: EntityManager, project: string, wanted: string[]): Promise<PoolGroup[]> {
     const { rows } = await sql<PoolGroup>(em, GROUPED_SQL, [project, wanted]);
     return rows;
+  }
+
+  /** The named hosts (null: every host) of the free pool that no lease holds at `now`. */
+  async freeNow(em: EntityManager, names: string[] | null, now: Date): Promise<string[]> {
+    const { rows } = await sql<{ names: string[] | null }>(em, FREE_NOW_SQL, [names, now]);
+    return rows[0]?.names ?? [];
   }
 
   private async probe(em: EntityManager, names: string[]): Promise<boolean> {

@@ -1,10 +1,19 @@
-import { Injectable } from '@nestjs/common';
-import { makeIdentity } from '../common/auth/identity.js';
-import { InvalidInput, MissingParameter } from '../common/errors.js';
-import { checkLength, findBadInput } from '../common/storable.js';
-import { LeasesService } from '../leases/leases.service.js';
-import type { FilterRequest } from './scheduler-filter.service.js';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { makeIdentity, type Identity } from '../common/auth/identity.js';
+import { Clock } from '../common/clock.js';
+import { Conflict, InvalidInput, MissingParameter } from '../common/errors.js';
 import { isUuid } from '../common/ids.js';
+import { checkLength, findBadInput } from '../common/storable.js';
+import { sql } from '../database/sql.js';
+import { LeaseDeleter } from '../leases/lease-deleter.js';
+import { LeasesService, type CreateResult } from '../leases/leases.service.js';
+import { PoolVerdictsRepository } from './pool-verdicts.repository.js';
+import {
+  SchedulerFilterService,
+  type FilterAnswer,
+  type FilterRequest,
+} from './scheduler-filter.service.js';
 
 /** The leases' name, project_id and user_id columns: varchar(255). */
 const MAX_ID = 255;
@@ -62,32 +71,78 @@ export function parseLeaseParams(raw: unknown): LeaseParams {
  * own: a virtual:instance reservation of that server. The instance uuid is the
  * idempotency key, so however often Nova retries the scheduling there is one lease. A
  * lease that starts now keeps the server on its slot's host; a later one lets it boot
- * where plain servers go, and the manager shelves it until the start.
+ * where plain servers go (or on a free pool host, see `schedule`), and the manager
+ * shelves it until the start.
  */
 @Injectable()
 export class ReservedBoot {
-  constructor(private readonly leases: LeasesService) {}
+  private readonly logger = new Logger('scheduler');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly leases: LeasesService,
+    private readonly deleter: LeaseDeleter,
+    private readonly filter: SchedulerFilterService,
+    private readonly verdicts: PoolVerdictsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The boot's lease, then the hosts it may use. A lease for later boots where plain
+   * servers go or, when none of those is asked about (every host reservable), on a free
+   * pool host that no lease holds now: the manager shelves and offloads it at once, so
+   * the host is as it was. With neither, the lease goes and the boot is refused (409:
+   * Nova's NoValidHost, with this message in the scheduler's log).
+   */
+  async schedule(body: BootRequest, explain: boolean): Promise<FilterAnswer> {
+    const caller = this.caller(body);
+    const made = await this.lease(body, caller);
+    // The hints that asked for the lease are not a reservation hint.
+    const hints = Object.fromEntries(
+      Object.entries(body.hints as Record<string, unknown>).filter(
+        ([k]) => k !== 'reserved' && k !== 'lease_params',
+      ),
+    );
+    // A server whose lease has started goes to its slot's host (the instance plugin's
+    // scheduling rule), so the boot that made a lease for now lands on it.
+    const answer = await this.filter.filter({ ...body, hints }, explain);
+    if (answer.hosts.length > 0 || !(await this.waiting(made.lease.id))) return answer;
+    // Checked by the filter: a name or a list of names.
+    const asked = body.hosts as string | string[] | null | undefined;
+    const names = asked === undefined || asked === null ? null : [asked].flat();
+    const free = await this.verdicts.freeNow(this.dataSource.manager, names, this.clock.now());
+    if (free.length > 0) {
+      if (!explain) return { hosts: free };
+      const rejected = Object.assign(
+        Object.create(null) as Record<string, string>,
+        answer.rejected,
+      );
+      for (const name of free) delete rejected[name];
+      return { hosts: free, rejected };
+    }
+    await this.deleter.delete(caller, made.lease.id);
+    this.logger.warn({
+      msg: 'reserved boot has no host until its start; its lease is deleted',
+      server_id: body.instance_uuid,
+      lease_id: made.lease.id,
+    });
+    throw new Conflict(
+      `No host can take server ${String(body.instance_uuid)} until its lease starts: ` +
+        `every candidate host is reserved and held by a lease now. ` +
+        `Lease ${made.lease.id} is deleted`,
+      'NotEnoughHostsAvailable',
+    );
+  }
 
   /** Creates (or finds) the lease of a server booted with `reserved=True`. */
-  async lease(body: BootRequest): Promise<void> {
+  async lease(body: BootRequest, caller = this.caller(body)): Promise<CreateResult> {
     const params = parseLeaseParams((body.hints as Record<string, unknown>).lease_params);
-    const server = body.instance_uuid;
-    if (!isUuid(server)) {
-      throw new InvalidInput('A reserved boot needs the instance_uuid', 'MissingParameter');
-    }
-    if (typeof body.project_id !== 'string' || body.project_id === '') {
-      throw new MissingParameter('project_id');
-    }
-    // The lease is created here, not through the lease DTO: its columns' sizes apply.
-    checkLength('project_id', body.project_id, MAX_ID);
-    if (typeof body.user_id === 'string') checkLength('user_id', body.user_id, MAX_ID);
+    const server = body.instance_uuid as string;
     // Nova asks once for a multi-create: the others would boot without a lease.
     if (body.num_instances !== undefined && body.num_instances !== 1) {
       throw new InvalidInput('A reserved boot makes one server at a time (--min-count 1)');
     }
-    const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
-    const caller = makeIdentity(user, body.project_id, ['member']);
-    await this.leases.create(
+    return this.leases.create(
       caller,
       {
         name: params.name,
@@ -98,5 +153,30 @@ export class ReservedBoot {
       },
       `nova-instance:${server}`,
     );
+  }
+
+  /** The boot's project and user, checked: its lease is theirs. */
+  private caller(body: BootRequest): Identity {
+    if (!isUuid(body.instance_uuid)) {
+      throw new InvalidInput('A reserved boot needs the instance_uuid', 'MissingParameter');
+    }
+    if (typeof body.project_id !== 'string' || body.project_id === '') {
+      throw new MissingParameter('project_id');
+    }
+    // The lease is created here, not through the lease DTO: its columns' sizes apply.
+    checkLength('project_id', body.project_id, MAX_ID);
+    if (typeof body.user_id === 'string') checkLength('user_id', body.user_id, MAX_ID);
+    const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
+    return makeIdentity(user, body.project_id, ['member']);
+  }
+
+  /** Whether the lease is still there and waits for a start to come. */
+  private async waiting(leaseId: string): Promise<boolean> {
+    const { rows } = await sql(
+      this.dataSource.manager,
+      `SELECT 1 FROM leases WHERE id = $1 AND status = 'PENDING' AND start_at > $2`,
+      [leaseId, this.clock.now()],
+    );
+    return rows.length > 0;
   }
 }

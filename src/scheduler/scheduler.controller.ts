@@ -39,19 +39,12 @@ export class SchedulerController {
     requireAdmin(caller, 'climate:scheduler:filter');
     const request = body ?? {};
     // A boot that asks for its own lease gets it first (one per instance, however often
-    // Nova asks); the hints that asked are not a reservation hint.
-    let hints = request.hints;
+    // Nova asks), then the hosts it may use until and from its start.
     if (wantsReservation(request)) {
-      await this.reservedBoot.lease(request);
-      hints = Object.fromEntries(
-        Object.entries(hints as Record<string, unknown>).filter(
-          ([k]) => k !== 'reserved' && k !== 'lease_params',
-        ),
-      );
+      res.json(await this.reservedBoot.schedule(request, isTrue(explain)));
+      return;
     }
-    // A server whose lease has started goes to its slot's host (the instance plugin's
-    // scheduling rule), so the boot that made a lease for now lands on it.
-    const json = await this.filter.filterJson({ ...request, hints }, isTrue(explain));
+    const json = await this.filter.filterJson(request, isTrue(explain));
     res.type('application/json').send(json);
   }
 }

@@ -31,6 +31,7 @@ import {
   tenant,
   token,
   waitFor,
+  type Booted,
   type Tenant,
 } from './support.js';
 
@@ -642,4 +643,152 @@ describe('Climate on Keystone and Nova, with its filter in the scheduler', () =>
       'fake-3',
     ]);
   }
+  /**
+   * Sites where every host is reservable: fake-1 back in the freepool for these cases (it
+   * is in the shared pool above), and back in the shared pool after.
+   */
+  describe('with every host in the reservation pool', () => {
+    beforeAll(async () => {
+      await http
+        .put(`/v1/os-hosts/${await hostId('fake-1')}/pool`)
+        .set('X-Auth-Token', admin)
+        .send({ pool: 'freepool' })
+        .expect(200);
+      const freepool = (await aggregates()).find((a) => a.name === 'freepool');
+      expect(freepool?.hosts.sort()).toEqual(['fake-1', 'fake-2', 'fake-3']);
+    });
+    afterAll(async () => {
+      await http
+        .put(`/v1/os-hosts/${await hostId('fake-1')}/pool`)
+        .set('X-Auth-Token', admin)
+        .send({ pool: 'shared' });
+    });
+    // A case that failed half-way leaves no lease holding hosts for the next.
+    afterEach(endAll);
+
+    /** Bob's host lease on `hosts` from now to `end`, started unless told not to. */
+    async function bobHolds(hosts: string[], end: Date, started = true): Promise<string> {
+      const res = await http
+        .post('/v1/leases')
+        .set('X-Auth-Token', bob.token)
+        .send({
+          name: `bob-holds-${hosts.join('-')}`,
+          start_date: 'now',
+          end_date: end.toISOString(),
+          reservations: [
+            {
+              resource_type: 'physical:host',
+              min: hosts.length,
+              max: hosts.length,
+              hypervisor_properties: JSON.stringify(['in', '$hypervisor_hostname', ...hosts]),
+              resource_properties: '',
+            },
+          ],
+        })
+        .expect(201);
+      if (started) await t.settle();
+      return res.body.lease.reservations[0].id as string;
+    }
+
+    /** The start of the minute `minutes` from Climate's now. */
+    const minuteAhead = (minutes: number) => {
+      const at = new Date(t.clock.now().getTime() + minutes * 60_000);
+      at.setUTCSeconds(0, 0);
+      return at;
+    };
+
+    it('should let a reserved=True boot for later wait shelved off a free pool host, then run on its slot', async () => {
+      // bob runs a server on the host he holds now
+      const bobReservation = await bobHolds(['fake-2'], new Date(minuteAhead(90)));
+      const bobs = await boot(bob.token, admin, 'bob-held', 'climate-small', {
+        reservation: bobReservation,
+      });
+      expect(bobs).toMatchObject({ status: 'ACTIVE', host: 'fake-2' });
+
+      const start = minuteAhead(2);
+      const end = new Date(start.getTime() + 3600_000);
+      const params = JSON.stringify({ name: 'pooled-job', start: wire(start), end: wire(end) });
+      const server = await boot(alice.token, admin, 'pooled-job', 'climate-small', {
+        reserved: 'True',
+        lease_params: params,
+      });
+      // on a free pool host that no lease holds now, never bob's
+      expect(server.status).toBe('ACTIVE');
+      expect(['fake-1', 'fake-3']).toContain(server.host);
+      const lease = await leaseNamed('pooled-job');
+      expect(lease).toMatchObject({ status: 'PENDING' });
+      const reservation = (lease?.reservations as Record<string, unknown>[])[0];
+      await t.app.get(Maintenance).run();
+      expect((await serverState(admin, server.id))?.status).toBe('SHELVED_OFFLOADED');
+
+      t.clock.set(new Date(start.getTime() + 1000));
+      await t.settle();
+      const woke = await waitFor(admin, server.id, ['ACTIVE']);
+      expect(await slotHosts(reservation.id as string)).toEqual([woke.host]);
+      expect((await leaseOf(lease?.id as string)).status).toBe('ACTIVE');
+      // bob's server was not touched
+      expect(await serverState(admin, bobs.id)).toMatchObject({
+        status: 'ACTIVE',
+        host: 'fake-2',
+      });
+
+      await endAll();
+      expect(await gone(admin, server.id)).toBe(true);
+      expect((await leaseOf(lease?.id as string)).status).toBe('TERMINATED');
+      expect(await gone(admin, bobs.id)).toBe(true);
+    });
+
+    /** Alice's reserved=True boot for a lease from `start`, an hour long. */
+    const reservedBoot = (name: string, start: Date) =>
+      boot(alice.token, admin, name, 'climate-small', {
+        reserved: 'True',
+        lease_params: JSON.stringify({
+          name,
+          start: wire(start),
+          end: wire(new Date(start.getTime() + 3600_000)),
+        }),
+      });
+
+    /** The server is in ERROR with Nova's NoValidHost, and has no lease. */
+    async function refused(server: Booted, name: string): Promise<void> {
+      expect(server.status).toBe('ERROR');
+      const shown = (await novaAs(admin, 'GET', `/servers/${server.id}`)).server as {
+        fault?: { message: string };
+      };
+      expect(shown.fault?.message).toContain('No valid host');
+      expect(await leaseNamed(name)).toBeUndefined();
+    }
+
+    /** Whether Climate's filter made a lease for the server (its idempotency key). */
+    async function leaseWasMade(serverId: string): Promise<boolean> {
+      const client = await connect(db.url);
+      try {
+        const { rows } = await client.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [
+          `nova-instance:${serverId}`,
+        ]);
+        return rows.length > 0;
+      } finally {
+        await client.end();
+      }
+    }
+
+    it('should refuse a reserved=True boot for later with NoValidHost and delete its lease when every host is held now', async () => {
+      const holderEnd = minuteAhead(1);
+      const start = new Date(holderEnd.getTime() + 60_000);
+      // bob holds every host from now, his lease not started yet: the hosts are still in
+      // the freepool, and only Climate knows they are held
+      await bobHolds(['fake-1', 'fake-2', 'fake-3'], holderEnd, false);
+      const nowhere = await reservedBoot('pooled-nowhere', start);
+      await refused(nowhere, 'pooled-nowhere');
+      // Climate's filter made the lease, found no host and deleted it
+      expect(await leaseWasMade(nowhere.id)).toBe(true);
+
+      // started, bob's hosts are his project's alone in Nova: refused before Climate is asked
+      await t.settle();
+      const isolated = await reservedBoot('pooled-isolated', start);
+      await refused(isolated, 'pooled-isolated');
+      await removeServers(admin, [nowhere.id, isolated.id]);
+      await endAll();
+    });
+  });
 });

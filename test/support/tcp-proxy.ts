@@ -6,6 +6,11 @@ import { createServer, connect as tcpConnect, type Server, type Socket } from 'n
  */
 export type ProxyMode = 'forward' | 'blackhole' | 'mute';
 
+interface Pair {
+  /** A silent partition: nothing forwarded either way, and no close passed on. */
+  held: boolean;
+}
+
 /**
  * A TCP proxy in front of a real service (PostgreSQL, RabbitMQ) that a test can cut
  * (every socket destroyed, nothing listening: connection refused), put in another mode,
@@ -16,6 +21,7 @@ export class TcpProxy {
   mode: ProxyMode = 'forward';
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<Pair>();
 
   constructor(
     private readonly upstreamHost: string,
@@ -45,6 +51,16 @@ export class TcpProxy {
     await closed;
   }
 
+  /**
+   * A silent partition: every open connection goes quiet for good in both directions, with
+   * no FIN or RST on either side (a host losing power, a firewall dropping packets); new
+   * connections are accepted and go nowhere until the mode is set back.
+   */
+  hold(): void {
+    for (const pair of this.pairs) pair.held = true;
+    this.mode = 'blackhole';
+  }
+
   dropAll(): void {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
@@ -61,11 +77,23 @@ export class TcpProxy {
     if (this.mode === 'blackhole') return;
     const upstream = tcpConnect(this.upstreamPort, this.upstreamHost);
     this.track(upstream);
-    client.pipe(upstream);
-    upstream.on('data', (data: Buffer) => {
-      if (this.mode !== 'mute') client.write(data);
+    const pair: Pair = { held: false };
+    this.pairs.add(pair);
+    client.on('data', (data: Buffer) => {
+      if (!pair.held) upstream.write(data);
     });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    upstream.on('data', (data: Buffer) => {
+      if (!pair.held && this.mode !== 'mute') client.write(data);
+    });
+    client.on('end', () => {
+      if (!pair.held) upstream.end();
+    });
+    client.on('close', () => {
+      this.pairs.delete(pair);
+      if (!pair.held) upstream.destroy();
+    });
+    upstream.on('close', () => {
+      if (!pair.held) client.destroy();
+    });
   }
 }

@@ -1,8 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { makeIdentity } from '../../common/auth/identity.js';
+import { Clock } from '../../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
+import { LeaseDeleter } from '../../leases/lease-deleter.js';
 
 /** A claim made through the API whose server Nova does not show yet may be booting. */
 const BOOT_GRACE = '10 minutes';
@@ -20,6 +24,9 @@ export class InstanceUpkeep {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
+    // LeaseDeleter is looked up when used: it depends on the plugins, which depend on this.
+    private readonly modules: ModuleRef,
+    private readonly clock: Clock,
   ) {}
 
   async run(): Promise<void> {
@@ -27,18 +34,41 @@ export class InstanceUpkeep {
     await this.recordHolders();
   }
 
-  /** Servers reserved for a lease that has not started: shelved and offloaded. */
+  /**
+   * Servers reserved for a lease that has not started: shelved and offloaded. One that
+   * Nova put in ERROR before its lease was due (a boot that found no host, or failed on
+   * its host) will never start: its lease is deleted, so it holds no slot.
+   */
   private async shelveUntilStart(): Promise<void> {
-    const { rows } = await sql<{ server_id: string }>(
+    const { rows } = await sql<{
+      server_id: string;
+      lease_id: string;
+      project_id: string;
+      due: boolean;
+    }>(
       this.dataSource.manager,
-      `SELECT r.params ->> 'server_id' AS server_id FROM reservations r
+      `SELECT r.params ->> 'server_id' AS server_id, l.id AS lease_id, l.project_id,
+              l.start_at <= $1 AS due
+         FROM reservations r JOIN leases l ON l.id = r.lease_id
         WHERE r.resource_type = 'virtual:instance' AND r.status = 'pending'
-          AND r.params ->> 'server_id' IS NOT NULL`,
+          AND l.status = 'PENDING' AND r.params ->> 'server_id' IS NOT NULL`,
+      [this.clock.now()],
     );
-    for (const { server_id: id } of rows) {
+    for (const { server_id: id, lease_id: leaseId, project_id: project, due } of rows) {
       try {
         const server = await this.driver.getServer(id);
         if (server?.status === 'ACTIVE') await this.driver.shelveServer(id);
+        // A due lease's start is retrying its unshelve: that start decides.
+        if (server?.status === 'ERROR' && !due) {
+          await this.modules
+            .get(LeaseDeleter, { strict: false })
+            .delete(makeIdentity('climate', project, ['admin']), leaseId);
+          this.logger.warn({
+            msg: 'reserved server in ERROR; its lease is deleted',
+            server_id: id,
+            lease_id: leaseId,
+          });
+        }
       } catch (error) {
         this.logger.warn({ msg: 'could not shelve a reserved server', server_id: id, error });
       }

@@ -1,0 +1,237 @@
+import { migrate, openDatabase } from '../src/database/data-source.js';
+import { runCli, type CliOptions } from '../src/import/cli.js';
+import { connect, createTestDatabase, TestDatabase } from './support/database.js';
+import { BlazarDatabase, expectedBlazar, loadBlazarDump } from './support/mariadb.js';
+
+const FLOATING = 'virtual:floatingip';
+const expected = expectedBlazar();
+const leaseNamed = (name: string) => expected.leases.find((l) => l.name === name)!;
+
+/** Every row of the tables an import writes, to compare two states of a database. */
+async function contents(url: string): Promise<string | null> {
+  const pg = await connect(url);
+  try {
+    const { rows } = await pg.query(`SELECT to_regclass('leases') IS NOT NULL AS has`);
+    if (!rows[0].has) return null;
+    const tables = [
+      'hosts',
+      'resource_properties',
+      'leases',
+      'reservations',
+      'events',
+      'host_allocations',
+      'instance_allocations',
+      'aggregates',
+      'aggregate_hosts',
+    ];
+    const out: Record<string, unknown> = {};
+    for (const table of tables) {
+      out[table] = (await pg.query(`SELECT * FROM ${table} ORDER BY 1, 2`)).rows;
+    }
+    return JSON.stringify(out);
+  } finally {
+    await pg.end();
+  }
+}
+
+async function count(url: string, table: string): Promise<number> {
+  const pg = await connect(url);
+  try {
+    return Number((await pg.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+  } finally {
+    await pg.end();
+  }
+}
+
+describe('import runs: dry run, second run, verify, refusals', () => {
+  let source: BlazarDatabase;
+  const databases: TestDatabase[] = [];
+  const sources: BlazarDatabase[] = [];
+
+  async function target(): Promise<TestDatabase> {
+    const db = await createTestDatabase();
+    databases.push(db);
+    return db;
+  }
+
+  async function run(
+    from: BlazarDatabase,
+    db: TestDatabase,
+    options: Partial<CliOptions> = {},
+    env: Record<string, string> = {},
+  ) {
+    const lines: string[] = [];
+    const status = await runCli(
+      { from: from.url, dryRun: false, verify: false, skipTypes: [FLOATING], ...options },
+      { DATABASE_URL: db.url, ...env },
+      (line) => lines.push(line),
+    );
+    return { status, output: lines.join('\n') };
+  }
+
+  async function changedSource(): Promise<BlazarDatabase> {
+    const s = await loadBlazarDump();
+    sources.push(s);
+    return s;
+  }
+
+  beforeAll(async () => {
+    source = await changedSource();
+  });
+  afterAll(async () => {
+    for (const db of databases) await db.drop();
+    for (const s of sources) await s.drop();
+  });
+
+  it('should name the unsupported reservation types and their leases and write nothing when none is skipped', async () => {
+    const s = await changedSource();
+    const lease = leaseNamed('p2-vms-dec');
+    await s.query(`UPDATE reservations SET resource_type = 'flavor:instance' WHERE lease_id = ?`, [
+      lease.id,
+    ]);
+    const db = await target();
+    const res = await run(s, db, { skipTypes: [] });
+    expect(res.status).toBe(1);
+    expect(res.output).toContain('reservation type virtual:floatingip is not supported by Climate');
+    expect(res.output).toContain('reservation type flavor:instance is not supported by Climate');
+    for (const name of ['p1-fips-dec', 'p1-mixed-ending', 'p2-fip-jan', 'p2-vms-dec']) {
+      expect(res.output).toContain(`lease ${name} (${leaseNamed(name).id})`);
+    }
+    expect(await contents(db.url)).toBeNull();
+  });
+
+  it('should refuse a reservation type this Climate does not enable (PLUGINS)', async () => {
+    const db = await target();
+    const res = await run(source, db, {}, { PLUGINS: 'physical:host' });
+    expect(res.status).toBe(1);
+    expect(res.output).toContain(
+      'reservation type virtual:instance is not supported by Climate (it takes physical:host with this PLUGINS)',
+    );
+    expect(res.output).toContain(
+      `lease p2-vms-affinity-now (${leaseNamed('p2-vms-affinity-now').id})`,
+    );
+    expect(await contents(db.url)).toBeNull();
+  });
+
+  it('should refuse a capability name a host registration would refuse', async () => {
+    const s = await changedSource();
+    await s.query(
+      `UPDATE resource_properties SET property_name = 'nic speed' WHERE property_name = 'nic_speed'`,
+    );
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(1);
+    expect(res.output).toContain('Malformed parameter nic speed');
+    expect(await contents(db.url)).toBeNull();
+  });
+
+  it('should report what it would import and write nothing when asked for a dry run', async () => {
+    const empty = await target();
+    const dry = await run(source, empty, { dryRun: true });
+    expect(dry.status).toBe(0);
+    expect(dry.output).toContain('would import: 12 host(s), 4 propert(ies), 10 lease(s)');
+    expect(dry.output).toContain('dry run: nothing was written');
+    expect(await contents(empty.url)).toBeNull();
+
+    // On a migrated database too: not one row.
+    const migrated = await target();
+    const opened = await openDatabase({ databaseUrl: migrated.url, dataDir: '' }, 1);
+    await migrate(opened.dataSource);
+    await opened.close();
+    const before = await contents(migrated.url);
+    expect(before).not.toBeNull();
+    expect(await run(source, migrated, { dryRun: true })).toMatchObject({ status: 0 });
+    expect(await contents(migrated.url)).toBe(before);
+    expect(await count(migrated.url, 'leases')).toBe(0);
+  });
+
+  it('should tell its progress, change nothing on a second run, and verify the result', async () => {
+    const db = await target();
+    const first = await run(source, db);
+    expect(first.status).toBe(0);
+    expect(first.output).toContain('hosts: 12/12');
+    expect(first.output).toContain('leases: 10/10');
+    const after = await contents(db.url);
+    const second = await run(source, db);
+    expect(second).toMatchObject({ status: 0 });
+    expect(second.output).toContain('imported: 0 host(s), 0 propert(ies), 0 lease(s)');
+    expect(await contents(db.url)).toBe(after);
+    expect(await run(source, db, { verify: true })).toMatchObject({ status: 0 });
+  });
+
+  it('should find a difference between Blazar and Climate when verifying, and refuse to import over it', async () => {
+    const db = await target();
+    expect((await run(source, db)).status).toBe(0);
+    const lease = leaseNamed('p2-hosts-jan');
+    const pg = await connect(db.url);
+    try {
+      await pg.query(
+        `UPDATE events SET status = 'DONE' WHERE lease_id = $1 AND event_type = 'start_lease'`,
+        [lease.id],
+      );
+    } finally {
+      await pg.end();
+    }
+    const verify = await run(source, db, { verify: true });
+    expect(verify.status).toBe(1);
+    expect(verify.output).toMatch(
+      new RegExp(
+        `DIFFERENT lease p2-hosts-jan \\(${lease.id}\\): events\\[\\d\\]\\.status: Blazar "UNDONE", Climate "DONE"`,
+      ),
+    );
+    const again = await run(source, db);
+    expect(again.status).toBe(1);
+    expect(again.output).toContain(
+      `lease p2-hosts-jan (${lease.id}) is already in Climate and differs`,
+    );
+
+    // A change on Blazar's side is found too.
+    const s = await changedSource();
+    const host = expected.hosts.find((h) => h.hypervisor_hostname === 'compute-03')!;
+    await s.query(`UPDATE computehosts SET vcpus = 8 WHERE id = ?`, [host.id]);
+    const other = await run(s, db, { verify: true });
+    expect(other.status).toBe(1);
+    expect(other.output).toContain('DIFFERENT host compute-03: vcpus: Blazar 8, Climate 64');
+  });
+
+  it('should refuse an overlap in the source, naming both leases, and write nothing', async () => {
+    const s = await changedSource();
+    // p2-host-error (compute-09, 12-30 to 01-02) also on compute-01, which p1-gpu-now holds.
+    const error = leaseNamed('p2-host-error');
+    const gpu = leaseNamed('p1-gpu-now');
+    await s.query(
+      `INSERT INTO computehost_allocations (id, compute_host_id, reservation_id, created_at)
+       VALUES ('0b8f1b0e-52a4-4c7e-9f43-000000000001', '1', ?, NOW())`,
+      [error.reservations[0].id],
+    );
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(1);
+    expect(res.output).toMatch(
+      /host compute-01: lease (p1-gpu-now|p2-host-error) .* and lease (p1-gpu-now|p2-host-error) .* overlap/,
+    );
+    expect(res.output).toContain(gpu.id);
+    expect(res.output).toContain(error.id);
+    expect(await count(db.url, 'leases')).toBe(0);
+    expect(await count(db.url, 'hosts')).toBe(0);
+  });
+
+  it('should skip soft-deleted rows when the schema has them', async () => {
+    const s = await changedSource();
+    const gone = leaseNamed('p2-vms-dec');
+    await s.query(`ALTER TABLE leases ADD COLUMN deleted varchar(36) NOT NULL DEFAULT '0'`);
+    await s.query(`UPDATE leases SET deleted = id WHERE id = ?`, [gone.id]);
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(0);
+    expect(res.output).toContain('leases: 1 soft-deleted row(s) skipped');
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(`SELECT id FROM leases`);
+      expect(rows.map((r) => r.id)).not.toContain(gone.id);
+      expect(rows).toHaveLength(9);
+    } finally {
+      await pg.end();
+    }
+  });
+});
