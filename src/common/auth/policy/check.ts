@@ -164,7 +164,7 @@ function substitute(match: string, target: Target): string | null {
       missing = true;
       return '';
     }
-    return String(value);
+    return pythonString(value);
   });
   return missing ? null : text;
 }
@@ -174,7 +174,9 @@ function pythonString(value: unknown): string {
   if (value === true) return 'True';
   if (value === false) return 'False';
   if (value === null || value === undefined) return 'None';
-  return String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value) ?? '';
 }
 
 /** A literal on the left: 'quoted', True, False or a number. */

@@ -14,7 +14,7 @@ describe('RuleSet with the defaults', () => {
   const { rules, problems } = RuleSet.build();
   it('should build without problems', () => expect(problems).toEqual([]));
 
-  it.each<[string, string[], object, boolean]>([
+  it.each<[string, string[], Record<string, string>, boolean]>([
     ['blazar:leases:get', ['reader'], own, true],
     ['blazar:leases:get', ['reader'], other, false],
     ['blazar:leases:get', [], own, false],
