@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Credentials } from './check.js';
 import { parsePolicyText } from './policy-file.js';
 import { RuleSet } from './rule-set.js';
@@ -109,6 +111,11 @@ describe('policySample', () => {
       DEFAULT_RULES.map((d) => [d.name, d.check]),
     );
     expect(sample).toContain('# GET    /v1/leases/{id}');
+  });
+
+  it('should match docs/policy.yaml.sample (else run npm run policy:sample)', () => {
+    const committed = readFileSync(join(__dirname, '../../../../docs/policy.yaml.sample'), 'utf8');
+    expect(committed).toBe(policySample());
   });
 });
 
