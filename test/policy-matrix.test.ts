@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, TestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { addHosts, hostReservation } from './support/hosts.js';
+import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
 import { OpenApiChecker, RouteKey } from './support/openapi-checker.js';
 
 jest.setTimeout(120_000);
@@ -111,6 +111,8 @@ async function world(policy?: string): Promise<World> {
   }
   const t = await startApp({ databaseUrl: db.url, env });
   const [hostId] = await addHostsAs(t, ['cal-1', 'cal-2']);
+  // Instance slots go here only (its zone); a whole-host lease may take it too.
+  await addHostsAs(t, ['cal-3'], () => ({ zone: 'slots' }));
   const lease = await t.http
     .post('/v1/leases')
     .set('X-Auth-Token', 'tok-member')
@@ -131,11 +133,15 @@ async function world(policy?: string): Promise<World> {
   };
 }
 
-function addHostsAs(t: TestApp, names: string[]): Promise<string[]> {
+function addHostsAs(
+  t: TestApp,
+  names: string[],
+  extra?: Parameters<typeof addHosts>[2],
+): Promise<string[]> {
   const http = {
     post: (path: string) => t.http.post(path).set('X-Auth-Token', 'tok-admin'),
   } as unknown as Parameters<typeof addHosts>[0];
-  return addHosts(http, names);
+  return addHosts(http, names, extra);
 }
 
 /** A request each route takes from a caller the policy lets through, changing nothing. */
@@ -239,19 +245,19 @@ describe('who may do what, with the default rules', () => {
       '/v1/os-hosts/capacity?start=2030-02-01%2000:00&end=2030-02-02%2000:00',
     );
     const availability = await as(
-      '/v1/os-hosts/availability?count=2&duration=1h&start=2030-02-01%2000:00',
+      '/v1/os-hosts/availability?count=3&duration=1h&start=2030-02-01%2000:00',
     );
     for (const text of [capacity.text, availability.text]) {
-      for (const secret of [w.leaseId, w.reservationId, 'p1-secret-name', 'p1', 'cal-1', 'cal-2']) {
+      for (const secret of [w.leaseId, w.reservationId, 'p1-secret-name', 'p1', 'cal-']) {
         expect(text).not.toContain(secret);
       }
     }
     // p1's lease holds one of the two hosts on that day: one is free.
     expect(JSON.stringify(capacity.body)).toMatch(/"reserved":1/);
-    // Two hosts for an hour: not before p1's lease ends.
+    // Three hosts for an hour: not before p1's lease ends.
     expect(availability.body.availability[0]).toMatchObject({
       start_date: '2030-02-02T00:00:00.000000',
-      free_hosts: 2,
+      free_hosts: 3,
     });
   });
 
@@ -274,6 +280,28 @@ describe('who may do what, with the default rules', () => {
         },
       ]);
     }
+    // Instance slots: the host by name and how many slots the lease holds there.
+    const slotLease = await w.t.http
+      .post('/v1/leases')
+      .set('X-Auth-Token', 'tok-member')
+      .send({
+        name: 'p1-slots',
+        start_date: '2030-03-01 00:00',
+        end_date: '2030-03-02 00:00',
+        reservations: [slotReservation('slots', { amount: 2 })],
+      })
+      .expect(201);
+    const slots = await w.t.http
+      .get(`/v1/os-hosts/allocations?lease_id=${slotLease.body.lease.id}`)
+      .set('X-Auth-Token', 'tok-reader')
+      .expect(200);
+    expect(slots.body.allocations).toEqual([
+      {
+        resource_id: expect.any(String),
+        hypervisor_hostname: 'cal-3',
+        reservations: [expect.objectContaining({ lease_id: slotLease.body.lease.id, slots: 2 })],
+      },
+    ]);
     const byReservation = await w.t.http
       .get(`/v1/os-hosts/allocations?reservation_id=${w.reservationId}`)
       .set('X-Auth-Token', 'tok-member')
@@ -339,6 +367,7 @@ describe('who may do what, with a policy file that opens the calendar', () => {
     expect((await as('other')).map((a) => a.hypervisor_hostname).sort()).toEqual([
       'cal-1',
       'cal-2',
+      'cal-3',
     ]);
   });
 });

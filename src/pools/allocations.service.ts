@@ -16,7 +16,7 @@ import { isUuid } from '../common/ids.js';
 import type { Identity } from '../common/auth/identity.js';
 import { Policy, type Owner } from '../common/auth/policy.js';
 import { PolicyNotAuthorized } from '../common/errors.js';
-import type { AllocationResponse } from './dto/allocation.dto.js';
+import type { AllocatedReservation, AllocationResponse } from './dto/allocation.dto.js';
 import type { AvailabilityBody, CapacityBody } from './dto/capacity.dto.js';
 
 export interface AllocationFilter {
@@ -127,13 +127,15 @@ export class AllocationsService {
               coalesce(json_agg(json_build_object('id', x.reservation_id, 'lease_id', x.lease_id,
                                                   'start_at', x.start_at, 'end_at', x.end_at,
                                                   'project_id', x.project_id,
-                                                  'user_id', x.user_id)
+                                                  'user_id', x.user_id, 'slots', x.slots)
                                 ORDER BY x.start_at, x.reservation_id)
                        FILTER (WHERE x.reservation_id IS NOT NULL), '[]') AS reservations
          FROM hosts h
          LEFT JOIN (
            SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at,
-                  l.project_id, l.user_id
+                  l.project_id, l.user_id,
+                  (SELECT i.slots FROM instance_allocations i
+                    WHERE i.reservation_id = r.id AND i.host_id = a.host_id) AS slots
              FROM ${HOST_USAGE} a
              JOIN reservations r ON r.id = a.reservation_id
              JOIN leases l ON l.id = r.lease_id
@@ -151,13 +153,15 @@ export class AllocationsService {
       hypervisor_hostname: r.name,
       reservations: r.reservations.map((x) => {
         const shown = full({ projectId: x.project_id as string, userId: x.user_id as string });
-        return {
+        const entry: AllocatedReservation = {
           // Another project's entry: when, on which host, and nothing that names it.
           id: shown ? (x.id as string) : null,
           lease_id: shown ? (x.lease_id as string) : null,
           start_date: formatWireDate(new Date(x.start_at as string)),
           end_date: formatWireDate(new Date(x.end_at as string)),
         };
+        if (shown && typeof x.slots === 'number') entry.slots = x.slots;
+        return entry;
       }),
     }));
   }

@@ -41,6 +41,13 @@ export class AllocatedReservation {
 
   @ApiWireDate()
   end_date!: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'An instance reservation: the slots it holds on this host',
+  })
+  slots?: number;
 }
 
 /** Blazar's allocation: a host and the reservations on it (whole host or slots). */
