@@ -89,10 +89,10 @@ export class AllocationsService {
   private async ownersAsked(filter: AllocationFilter): Promise<(Owner | null)[]> {
     const owners: (Owner | null)[] = [];
     const asked = [
-      ['lease_id', uuidOrNull('lease_id', filter.lease_id), 'l.id'],
-      ['reservation_id', uuidOrNull('reservation_id', filter.reservation_id), 'r.id'],
+      [uuidOrNull('lease_id', filter.lease_id), 'l.id'],
+      [uuidOrNull('reservation_id', filter.reservation_id), 'r.id'],
     ] as const;
-    for (const [, id, column] of asked) {
+    for (const [id, column] of asked) {
       if (id === null) continue;
       const { rows } = await sql<Owner>(
         this.dataSource.manager,

@@ -5,8 +5,8 @@ import { Policy, RULE, type RouteRule } from './policy.js';
 
 /**
  * Runs after AuthGuard: the route's rule (from @Authorize) against the caller's own
- * project. A route that is not public and names no rule is refused, so a new route
- * cannot be served to everyone by forgetting its rule.
+ * project. A route that is not public and names no rule is an error (500), so a new
+ * route cannot be served to everyone by forgetting its rule.
  */
 @Injectable()
 export class PolicyGuard implements CanActivate {
