@@ -11,7 +11,10 @@ export interface Identity {
 /** Keystone's default implied roles: admin implies member, member implies reader. */
 const IMPLIES: Record<string, string[]> = { admin: ['member', 'reader'], member: ['reader'] };
 
-/** The roles as Keystone gives them in a token: with the roles they imply. */
+/**
+ * The roles as Keystone gives them in a token: with the roles they imply. For the
+ * noauth and tokens strategies; Keystone's tokens carry the implied roles already.
+ */
 export function withImpliedRoles(roles: string[]): string[] {
   const all = new Set(roles);
   for (const role of roles)
@@ -20,8 +23,7 @@ export function withImpliedRoles(roles: string[]): string[] {
 }
 
 export function makeIdentity(userId: string, projectId: string, roles: string[]): Identity {
-  const all = withImpliedRoles(roles);
-  return { userId, projectId, roles: all, isAdmin: all.includes('admin') };
+  return { userId, projectId, roles, isAdmin: roles.includes('admin') };
 }
 
 export type Headers = Record<string, string | string[] | undefined>;
