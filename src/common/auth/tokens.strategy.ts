@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { Unauthorized } from '../errors.js';
-import { AuthStrategy, header, Headers, Identity, makeIdentity } from './identity.js';
+import {
+  AuthStrategy,
+  header,
+  Headers,
+  Identity,
+  makeIdentity,
+  withImpliedRoles,
+} from './identity.js';
 
 interface TokenEntry {
   user_id: string;
@@ -38,7 +45,8 @@ export function readTokensFile(path: string): Map<string, Identity> {
         `AUTH_TOKENS_FILE ${path}: token ${token.slice(0, 4)}… needs user_id, project_id, roles[]`,
       );
     }
-    tokens.set(token, makeIdentity(entry.user_id, entry.project_id, entry.roles));
+    const roles = withImpliedRoles(entry.roles);
+    tokens.set(token, makeIdentity(entry.user_id, entry.project_id, roles));
   }
   return tokens;
 }
