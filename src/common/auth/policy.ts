@@ -71,8 +71,3 @@ export class Policy {
     }
   }
 }
-
-/** Kept for code written before the policy rules: admin by role only. */
-export function requireAdmin(caller: Identity, rule: string): void {
-  if (!caller.isAdmin) throw new PolicyNotAuthorized(rule);
-}
