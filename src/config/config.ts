@@ -23,6 +23,8 @@ export interface Config {
   databaseUrl: string | null;
   /** How long a new database connection (or a free one from the pool) may take. */
   databaseConnectTimeoutMs: number;
+  /** Connections in the pool; 0: 10, plus EVENT_CONCURRENCY where the manager runs. */
+  databasePoolSize: number;
   dataDir: string;
   host: string;
   port: number;
@@ -140,6 +142,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
     databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databasePoolSize: r.int('DATABASE_POOL_SIZE', 0, 0, 1000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
@@ -282,4 +285,10 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** The pool fits the manager's concurrency: each running event holds a connection at times. */
+export function databasePoolSize(config: Config): number {
+  if (config.databasePoolSize > 0) return config.databasePoolSize;
+  return config.role === 'api' ? 10 : 10 + config.eventConcurrency;
 }
