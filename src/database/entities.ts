@@ -20,6 +20,7 @@ import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrde
 import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-DropLeaseWindowIndex.js';
 import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
 import { PoolStateAtCommit1765230000000 } from './migrations/1765230000000-PoolStateAtCommit.js';
+import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   DropLeaseWindowIndex1765000000001,
   HostBusy1765100000000,
   PoolStateAtCommit1765230000000,
+  GaugeCounts1765230000001,
 ];
