@@ -7,7 +7,8 @@
  * Node and PostgreSQL, then one table of everything with the machine on top.
  * Then the start and end storm (storm.ts): BENCH_STORM_LEASES host leases and as many
  * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
- * BENCH_STORM_ONLY=1 runs the storm alone.
+ * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
+ * HOST_WEIGHTS=gpu=10 and without weights.
  */
 import 'reflect-metadata';
 import { describeMachine } from './machine.js';
@@ -16,6 +17,7 @@ import { runScenario, ScenarioResult, withAdmin } from './scenario.js';
 import type { SeedShape } from './seed.js';
 import { statements } from './stats.js';
 import { formatStorm, runStorm } from './storm.js';
+import { formatPacking, runPacking } from './packing.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = (process.env.BENCH_HOSTS ?? '1000,10000').split(',').map((s) => Number(s.trim()));
@@ -79,6 +81,9 @@ async function main(): Promise<void> {
     });
     console.log(`\n${formatStorm(storm)}`);
   }
+  const packing = [];
+  for (const weights of ['gpu=10', '']) packing.push(await runPacking(SERVER, 100, 6, weights));
+  console.log(`\n${formatPacking(packing)}`);
 }
 
 main().catch((error: unknown) => {

@@ -21,6 +21,7 @@ import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-Dr
 import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
 import { PoolStateAtCommit1765230000000 } from './migrations/1765230000000-PoolStateAtCommit.js';
 import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts.js';
+import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
 import { Host } from '../hosts/entities/host.entity.js';
 
 export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   HostBusy1765100000000,
   PoolStateAtCommit1765230000000,
   GaugeCounts1765230000001,
+  PlacementCost1765230000002,
 ];
