@@ -94,9 +94,10 @@ export class AllocationsRepository {
     // A literal, so that the generic plan of the prepared statement knows it stops early.
     // Cheapest hosts first (placement_cost, HOST_WEIGHTS): scarce ones stay free.
     const limit = String(Math.max(0, Math.trunc(count.max)));
+    const order = q.cheapestFirst === false ? 'h.id' : 'h.placement_cost, h.id';
     const picked = await sql<{ id: number }>(
       tx,
-      `SELECT h.id ${base} ORDER BY h.placement_cost, h.id LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
+      `SELECT h.id ${base} ORDER BY ${order} LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
       params,
       { prepare: true },
     );
@@ -104,7 +105,7 @@ export class AllocationsRepository {
     if (ids.length < count.min) {
       const waited = await sql<{ id: number }>(
         tx,
-        `SELECT h.id ${base} ORDER BY h.placement_cost, h.id LIMIT ${limit} FOR UPDATE OF h`,
+        `SELECT h.id ${base} ORDER BY ${order} LIMIT ${limit} FOR UPDATE OF h`,
         params,
         { prepare: true },
       );

@@ -111,7 +111,7 @@ export class SlotsRepository {
        UNION ALL
        (SELECT h.id, false, ${free}, 2, 0, h.placement_cost ${fresh}
            AND NOT (h.id = ANY(${prefer}::int[]))
-         ORDER BY h.placement_cost, h.id ${limit})`;
+         ORDER BY ${q.cheapestFirst === false ? '' : 'h.placement_cost, '}h.id ${limit})`;
   }
 
   /**
