@@ -3,6 +3,7 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js
 import { HostQueryBuilder } from '../scheduler/host-query.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { AllocationsService } from './allocations.service.js';
+import { PlacementWeights } from './placement-weights.js';
 import { PoolSync } from './pool-sync.js';
 import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
@@ -20,6 +21,7 @@ import { PowerReadiness } from './power-readiness.js';
     AllocationsRepository,
     AllocationsService,
     HostQueryBuilder,
+    PlacementWeights,
     PoolSync,
     PoolsRepository,
     PoolsService,
