@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelModel } from 'amqplib';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { Lease } from '../src/leases/entities/lease.entity.js';
+import { Lease } from '../src/model/lease.entity.js';
 import { NotificationOutbox } from '../src/notifications/notification-outbox.js';
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
 import { PluginRegistry } from '../src/plugins/plugin-registry.js';

@@ -8,11 +8,8 @@ import {
   checkTrustProxy,
   isLoopback,
 } from './checks.js';
-import {
-  readProjectLimitsFile,
-  type ProjectLimitOverride,
-} from '../enforcement/project-limits-file.js';
-import { checkWebhooks, type WebhookSettings } from '../notifications/webhook-settings.js';
+import { readProjectLimitsFile, type ProjectLimitOverride } from './project-limits-file.js';
+import { checkWebhooks, type WebhookSettings } from './webhook-settings.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';

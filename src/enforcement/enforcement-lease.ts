@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
 import { Host } from '../hosts/entities/host.entity.js';
 import { toHostWire } from '../hosts/host.mapper.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
+import type { Lease } from '../model/lease.entity.js';
 import { describeAll, toLeaseWire } from '../leases/lease.mapper.js';
 import type { PluginRegistry } from '../plugins/plugin-registry.js';
 import { HOST_USAGE } from '../pools/allocations.repository.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { Reservation } from '../model/reservation.entity.js';
 
 /** Blazar's enforcement context: who asks, and where their Keystone is. */
 export interface EnforcementContext {

@@ -20,8 +20,8 @@ import { PoolsRepository } from '../pools/pools.repository.js';
 import { PoolsService } from '../pools/pools.service.js';
 import { EVACUATION, type Evacuation } from '../pools/evacuation.js';
 import { FREEPOOL } from '../pools/pool-sync.js';
-import { combine } from '../scheduler/host-query.js';
-import { requirementKeys } from '../scheduler/requirements.js';
+import { combine } from '../requirements/host-query.js';
+import { requirementKeys } from '../requirements/requirements.js';
 
 const HOST_ID = /^[0-9]{1,9}$/;
 

@@ -9,7 +9,7 @@ import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
-import { Lease } from './entities/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import { checkVersion } from './lease-rules.js';
 import type { LeaseParts } from './lease.mapper.js';
 import { LeasesRepository } from './leases.repository.js';

@@ -13,7 +13,7 @@ import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
-import { Lease } from './entities/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import { checkVersion } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseCreator, type CreateResult } from './lease-creator.js';

@@ -2,8 +2,8 @@ import type { JsonObject } from '../common/json.js';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../pools/evacuation.js';
 import type { FilterAnswer, SchedulingRequest } from '../scheduler/scheduling.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { Lease } from '../model/lease.entity.js';
+import type { Reservation } from '../model/reservation.entity.js';
 import type { SqlParams } from '../database/sql.js';
 
 /** The window a reservation must hold its resources for. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import type { HostQuery } from '../scheduler/host-query.js';
+import type { HostQuery } from '../requirements/host-query.js';
 import { bind, busy, eligible } from './allocation-sql.js';
 
 export interface Span {

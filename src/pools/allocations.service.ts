@@ -11,7 +11,7 @@ import { sql } from '../database/sql.js';
 import { HOST_USAGE } from './allocations.repository.js';
 import { capacityPlan } from './capacity-plan.js';
 import { PowerReadiness } from './power-readiness.js';
-import { combine, HostQueryBuilder } from '../scheduler/host-query.js';
+import { combine, HostQueryBuilder } from '../requirements/host-query.js';
 import { isUuid } from '../common/ids.js';
 import type { AllocationResponse } from './dto/allocation.dto.js';
 import type { AvailabilityBody, CapacityBody } from './dto/capacity.dto.js';

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
-import { HostQueryBuilder } from '../scheduler/host-query.js';
+import { HostQueryBuilder } from '../requirements/host-query.js';
 import { AllocationsRepository } from './allocations.repository.js';
 import { AllocationsService } from './allocations.service.js';
 import { PoolSync } from './pool-sync.js';

@@ -5,7 +5,7 @@ import { ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql, type SqlParams } from '../database/sql.js';
-import type { HostQuery } from '../scheduler/host-query.js';
+import type { HostQuery } from '../requirements/host-query.js';
 import { AllocationsRepository } from './allocations.repository.js';
 
 /** Distinct readiness times the earliest-start search tries at most (the last one covers the rest). */

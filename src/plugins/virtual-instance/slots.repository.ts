@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.js';
 import { sql, SqlParams } from '../../database/sql.js';
 import type { Placement, SlotHost } from './pick-slots.js';
 import { lockHosts, type Span } from '../../pools/allocations.repository.js';
-import type { HostQuery } from '../../scheduler/host-query.js';
+import type { HostQuery } from '../../requirements/host-query.js';
 
 export interface SlotSize {
   vcpus: number;

@@ -5,9 +5,9 @@ import type { JsonObject } from '../../common/json.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
-import type { Lease } from '../../leases/entities/lease.entity.js';
-import { Reservation } from '../../reservations/entities/reservation.entity.js';
-import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import type { Lease } from '../../model/lease.entity.js';
+import { Reservation } from '../../model/reservation.entity.js';
+import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
 import { InstancePool, SlotReservation } from './instance-pool.js';
 import { SlotsRepository } from './slots.repository.js';
 import { occupied, type Span } from '../../pools/allocations.repository.js';
@@ -19,7 +19,7 @@ import type {
   Window,
 } from '../resource-plugin.js';
 import { writeGated } from '../prepared-write.js';
-import type { HostQuery } from '../../scheduler/host-query.js';
+import type { HostQuery } from '../../requirements/host-query.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { InstanceUpkeep } from './instance-upkeep.js';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiTimestamp } from '../../common/dto/wire-date.decorator.js';
-import type { ReservationStatus } from '../reservation-status.js';
+import type { ReservationStatus } from '../../model/reservation-status.js';
 
 export const RESERVATION_STATUSES = [
   'pending',

@@ -1,7 +1,3 @@
-import { IdempotencyKey } from '../leases/entities/idempotency-key.entity.js';
-import { Lease } from '../leases/entities/lease.entity.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
 import { Init1763800000000 } from './migrations/1763800000000-Init.js';
 import { Pools1763900000000 } from './migrations/1763900000000-Pools.js';
 import { ServerReservations1764100000000 } from './migrations/1764100000000-ServerReservations.js';
@@ -19,9 +15,7 @@ import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseS
 import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrderedIds.js';
 import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-DropLeaseWindowIndex.js';
 import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
-import { Host } from '../hosts/entities/host.entity.js';
 
-export const ENTITIES = [Lease, Reservation, LeaseEvent, IdempotencyKey, Host];
 export const MIGRATIONS = [
   Init1763800000000,
   Pools1763900000000,

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../common/json.js';
+import type { JsonObject } from '../common/json.js';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A create request seen before: replayed for the same body, refused for another. */

@@ -1,7 +1,7 @@
-import { ConfigError, type Config } from './config/config.js';
-import { DataDirLocked } from './database/data-dir-lock.js';
-import { PluginConfigurationError } from './plugins/plugin-registry.js';
-import { listenProblem } from './common/listen-problem.js';
+import { ConfigError, type Config } from '../config/config.js';
+import { listenProblem } from '../config/listen-problem.js';
+import { SettingError } from '../config/setting-error.js';
+import { DataDirLocked } from './data-dir-lock.js';
 
 interface SystemError {
   code?: unknown;
@@ -37,7 +37,7 @@ export function explainStartupError(error: unknown, config: Config | null): stri
   if (
     error instanceof ConfigError ||
     error instanceof DataDirLocked ||
-    error instanceof PluginConfigurationError
+    error instanceof SettingError
   ) {
     return error.message;
   }

@@ -1,6 +1,6 @@
-import { KeystoneError, type KeystoneClient } from '../../compute/keystone.client.js';
-import { ClimateError, Unauthorized } from '../errors.js';
-import { AuthStrategy, header, Headers, Identity, makeIdentity } from './identity.js';
+import { KeystoneError, type KeystoneClient } from './keystone.client.js';
+import { ClimateError, Unauthorized } from '../common/errors.js';
+import { AuthStrategy, header, Headers, Identity, makeIdentity } from '../common/auth/identity.js';
 
 /** X-Auth-Token validated against Keystone v3, cached until the token expires. */
 export class KeystoneStrategy extends AuthStrategy {

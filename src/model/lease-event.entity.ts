@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { EventStatus, EventType } from '../event-status.js';
+import type { EventStatus, EventType } from './event-status.js';
 
 @Entity({ name: 'events' })
 export class LeaseEvent {

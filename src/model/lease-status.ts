@@ -3,8 +3,8 @@
  * Stable statuses are stored between operations; transitional ones only while an
  * operation runs.
  */
-import type { EventStatus } from '../events/event-status.js';
-import type { ReservationStatus } from '../reservations/reservation-status.js';
+import type { EventStatus } from './event-status.js';
+import type { ReservationStatus } from './reservation-status.js';
 
 export const LEASE_STATUSES = [
   'PENDING',

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { LeaseStatus } from '../lease-status.js';
+import type { LeaseStatus } from './lease-status.js';
 
 @Entity({ name: 'leases' })
 export class Lease {

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from './config/config.js';
-import { DataDirLocked } from './database/data-dir-lock.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { DataDirLocked } from './data-dir-lock.js';
 import { databaseTarget, explainStartupError } from './startup-error.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { JsonObject } from '../../common/json.js';
-import type { ReservationStatus } from '../reservation-status.js';
+import type { JsonObject } from '../common/json.js';
+import type { ReservationStatus } from './reservation-status.js';
 
 @Entity({ name: 'reservations' })
 export class Reservation {
