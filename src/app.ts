@@ -14,7 +14,9 @@ import type { ResourcePlugin } from './plugins/resource-plugin.js';
 import type { ComputeDriver } from './compute/compute-driver.js';
 import { accessLog } from './observability/access-log.js';
 import { Metrics } from './observability/metrics.js';
-import { FILTER_PATH, filterBodyParser } from './scheduler/filter-body.js';
+import { AuthStrategy } from './common/auth/identity.js';
+import { FILTER_PATH, filterGate } from './scheduler/filter-body.js';
+import { FilterBodyWorker } from './scheduler/filter-body-worker.js';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -69,8 +71,9 @@ export async function buildApp(
   app.use(requestIds);
   app.use(accessLog(app.get(Metrics), logger === false ? null : logger));
   app.use(httpMiddleware);
-  // The scheduler filter's body lists the fleet; every other route keeps 100 KB.
-  app.use(FILTER_PATH, filterBodyParser);
+  // The scheduler filter's body lists the fleet (up to 16 MB, for the callers allowed to
+  // use it, read after their check); every other route keeps 100 KB.
+  app.use(FILTER_PATH, filterGate(app.get(AuthStrategy), app.get(FilterBodyWorker)));
   app.useGlobalGuards(new InputGuard());
   setupOpenApi(app);
   return app;

@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelModel } from 'amqplib';
 import type { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { Lease } from '../src/model/lease.entity.js';
-import { NotificationOutbox } from '../src/notifications/notification-outbox.js';
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
-import { PluginRegistry } from '../src/plugins/plugin-registry.js';
 import { startApp, TestApp } from './support/app.js';
 import { BROKER, consumeNotifications } from './support/rabbit.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
@@ -206,23 +202,5 @@ describe('notifications on RabbitMQ', () => {
       .expect(400);
     expect(await outboxSize()).toBe(0);
     await publishAndReceive(0);
-  });
-
-  it('should write no outbox row when NOTIFY_URL is unset', async () => {
-    const off = new NotificationOutbox(t.app.get(PluginRegistry), t.clock, {
-      ...t.config,
-      notify: { ...t.config.notify, url: null },
-    });
-    t.clock.set(new Date('2032-01-01T00:00:00Z'));
-    const made = await t.http
-      .post('/v1/leases')
-      .send({ name: 'quiet', start_date: '2032-01-01 05:00', end_date: '2032-01-01 06:00' })
-      .expect(201);
-    await publishAndReceive(1);
-    await t.app.get(DataSource).transaction(async (tx) => {
-      const lease = await tx.findOneByOrFail(Lease, { id: made.body.lease.id as string });
-      await off.add(tx, 'lease.update', { lease, reservations: [], events: [] });
-    });
-    expect(await outboxSize()).toBe(0);
   });
 });

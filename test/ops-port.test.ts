@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
@@ -148,13 +149,13 @@ describe('the ops port (METRICS_PORT) in each role', () => {
   });
 
   describe('ROLE=all and ROLE=api: listening apps', () => {
-    async function listening(role: 'all' | 'api') {
+    async function listening(role: 'all' | 'api', metricsPort: string | null = '0') {
       const config: Config = {
         ...loadConfig({
           DATABASE_URL: db.url,
           ROLE: role,
           PORT: '0',
-          METRICS_PORT: '0',
+          METRICS_PORT: metricsPort ?? undefined,
           LOG_LEVEL: 'error',
         }),
         managerTimer: false,
@@ -185,6 +186,30 @@ describe('the ops port (METRICS_PORT) in each role', () => {
       }
       // Closed with the app.
       await expect(get(`${ops}/healthz`)).rejects.toThrow();
+    });
+
+    it('should start two ROLE=all apps on one machine, 9464 taken, each with its ops on PORT only, when METRICS_PORT is unset', async () => {
+      // Held by us, or already by another program: taken either way.
+      const squatter = createNetServer();
+      await new Promise<void>((resolve) => {
+        squatter.once('error', () => resolve());
+        squatter.listen(9464, '127.0.0.1', () => resolve());
+      });
+      const started: Awaited<ReturnType<typeof listening>>[] = [];
+      try {
+        started.push(await listening('all', null));
+        started.push(await listening('all', null));
+        for (const { api, ops } of started) {
+          expect(ops).toBeNull();
+          expect((await get(`${api}/v1/leases`)).status).toBe(200);
+          expect((await get(`${api}/metrics`)).text).toContain('climate_manager_polls_total');
+          expect((await get(`${api}/readyz`)).status).toBe(200);
+        }
+        expect(started[0].api).not.toBe(started[1].api);
+      } finally {
+        for (const { app } of started) await app.close();
+        await new Promise((resolve) => squatter.close(resolve));
+      }
     });
   });
 

@@ -285,6 +285,7 @@ describe('webhooks', () => {
     const got = a.got.slice(fromA);
     expect(got.map((d) => d.status)).toEqual([null, 204]);
     expect(got[1].message.message_id).toBe(got[0].message.message_id);
+    expect(got[1].headers['x-climate-delivery-id']).toBe(got[0].headers['x-climate-delivery-id']);
     expect(validSignature(got[1])).toBe(true);
     await deliverAll();
   });

@@ -24,6 +24,7 @@ describe('parseInputDate', () => {
     '2050-01-01',
     '2050-12-26T12:00:00',
     '',
+    '9999-12-31T23:00:00-02:00',
   ])('should reject %p with the Blazar message when it is not a date', (input) => {
     expect(() => parseInputDate(input, now)).toThrow(InvalidDate);
     expect(() => parseInputDate(input, now)).toThrow(

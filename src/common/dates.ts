@@ -9,6 +9,12 @@ const BLAZAR_FORMAT = /^(\d{4})-(\d{1,2})-(\d{1,2}) (\d{1,2}):(\d{1,2})$/;
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Every date given is before this (Blazar's four-digit years): lease ends, windows and the
+ * searches built on them stay in range of JavaScript and PostgreSQL dates.
+ */
+export const LATEST_DATE = new Date(Date.UTC(10000, 0, 1));
+
 export function truncateToMinute(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 60_000) * 60_000);
 }
@@ -38,7 +44,9 @@ export function parseInputDate(value: unknown, now: Date): Date {
     if (base) {
       const fraction = m[7] ? Math.floor(Number(m[7]) * 1000) : 0;
       const offset = m[8].toUpperCase() === 'Z' ? 0 : offsetMinutes(m[8]);
-      if (offset !== null) return new Date(base.getTime() + fraction - offset * 60_000);
+      // 9999-12-31T23:00-02:00 is in the year 10000.
+      const date = offset === null ? null : new Date(base.getTime() + fraction - offset * 60_000);
+      if (date !== null && date < LATEST_DATE) return date;
     }
   }
   throw new InvalidDate(value);

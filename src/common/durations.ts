@@ -8,6 +8,9 @@ const UNITS: Record<string, number> = {
   w: 604_800_000,
 };
 
+/** Ten thousand years: longer spans end after every date Climate takes. */
+export const MAX_DURATION_MS = 3_652_500 * UNITS.d;
+
 /** `90s`, `30m`, `2h`, `1d`, `1w` (the client's duration style), or plain seconds. */
 export function parseDuration(name: string, value: unknown): number {
   const text = typeof value === 'string' ? value.trim() : '';
@@ -16,5 +19,6 @@ export function parseDuration(name: string, value: unknown): number {
   if (!Number.isSafeInteger(ms) || ms <= 0) {
     throw new InvalidInput(`${name} must be a duration such as 90s, 30m, 2h or 1d`);
   }
+  if (ms > MAX_DURATION_MS) throw new InvalidInput(`${name} must be at most 3652500d`);
   return ms;
 }

@@ -43,7 +43,10 @@ export class ErrorFilter implements ExceptionFilter {
     } else {
       this.logger.warn({ msg: body.error_message, status: body.error_code, name: body.error_name });
     }
-    if (!res.headersSent) res.status(body.error_code).json(body);
+    if (res.headersSent) return;
+    // Outages pass: a client (or a load balancer) waits a moment instead of hammering.
+    if (body.error_code === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '5');
+    res.status(body.error_code).json(body);
   }
 
   private toBody(error: unknown): ErrorBody {

@@ -7,7 +7,8 @@ import { InvalidInput } from './errors.js';
 /** Deeper than any request shape (requirements nest inside strings, not here). */
 export const MAX_JSON_DEPTH = 32;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const LONE_SURROGATE =
+  /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why a string cannot be stored, or null when it can. */
 export function badText(value: string): string | null {

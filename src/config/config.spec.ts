@@ -123,11 +123,17 @@ describe('loadConfig', () => {
   });
 
   it('should read the outage timeouts when they are set', () => {
-    const config = loadConfig({ KEYSTONE_TIMEOUT_MS: '2500', DATABASE_CONNECT_TIMEOUT_MS: '750' });
+    const config = loadConfig({
+      KEYSTONE_TIMEOUT_MS: '2500',
+      DATABASE_CONNECT_TIMEOUT_MS: '750',
+      DATABASE_QUERY_TIMEOUT_MS: '1500',
+    });
     expect(config.keystone.timeoutMs).toBe(2500);
     expect(config.databaseConnectTimeoutMs).toBe(750);
+    expect(config.databaseQueryTimeoutMs).toBe(1500);
     expect(loadConfig({})).toMatchObject({
       databaseConnectTimeoutMs: 5000,
+      databaseQueryTimeoutMs: 10_000,
       keystone: { timeoutMs: 10_000 },
     });
   });
@@ -195,11 +201,18 @@ describe('loadConfig', () => {
   });
 
   describe('METRICS_PORT', () => {
-    it('should default the ops port to 9464 on HOST when it is unset', () => {
-      expect(loadConfig({ HOST: '127.0.0.2' })).toMatchObject({
+    it("should default the manager's ops port to 9464 on HOST when it is unset", () => {
+      expect(loadConfig({ HOST: '127.0.0.2', ROLE: 'manager' })).toMatchObject({
         metricsPort: 9464,
         metricsHost: '127.0.0.2',
       });
+    });
+
+    it('should open no ops port of its own with ROLE=all or api when METRICS_PORT is unset', () => {
+      expect(loadConfig({}).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'all', METRICS_PORT: '' }).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'api', METRICS_PORT: '9100' }).metricsPort).toBeNull();
+      expect(loadConfig({ ROLE: 'all', METRICS_PORT: '9100' }).metricsPort).toBe(9100);
     });
 
     it('should read METRICS_PORT and METRICS_HOST when they are valid', () => {
@@ -252,6 +265,7 @@ describe('loadConfig', () => {
         exchange: 'openstack',
         topics: ['notifications'],
         publisherId: 'climate.lease',
+        retentionHours: 72,
         durable: false,
       });
     });
@@ -262,6 +276,7 @@ describe('loadConfig', () => {
         NOTIFY_EXCHANGE: 'climate',
         NOTIFY_TOPICS: 'notifications, audit',
         NOTIFY_PUBLISHER_ID: 'climate.lease.m1',
+        NOTIFY_RETENTION_HOURS: '24',
         NOTIFY_DURABLE: 'true',
       });
       expect(config.notify).toEqual({
@@ -269,6 +284,7 @@ describe('loadConfig', () => {
         exchange: 'climate',
         topics: ['notifications', 'audit'],
         publisherId: 'climate.lease.m1',
+        retentionHours: 24,
         durable: true,
       });
       // Nova's exchange follows unless told otherwise.

@@ -20,12 +20,16 @@ export interface Config {
   databaseUrl: string | null;
   /** How long a new database connection (or a free one from the pool) may take. */
   databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
   dataDir: string;
   host: string;
   port: number;
-  /** The ops port (/metrics, /healthz, /readyz) of the manager and `all` roles. */
+  /**
+   * The ops port (/metrics, /healthz, /readyz): the manager's (default 9464); with
+   * ROLE=all only when METRICS_PORT is set (else on PORT); null: none.
+   */
   metricsHost: string;
-  metricsPort: number;
+  metricsPort: number | null;
   /** Proxies whose X-Forwarded-Proto/-For/-Host are believed (express `trust proxy`). */
   trustProxy: string[];
   role: Role;
@@ -85,6 +89,8 @@ export interface Config {
     exchange: string;
     topics: string[];
     publisherId: string;
+    /** A manager with no NOTIFY_URL and no WEBHOOK_URLS deletes outbox rows older than this. */
+    retentionHours: number;
     /** oslo.messaging's amqp_durable_queues: the exchange and queues durable. */
     durable: boolean;
   };
@@ -137,6 +143,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   const config: Config = {
     databaseUrl: r.optional('DATABASE_URL'),
     databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseQueryTimeoutMs: r.int('DATABASE_QUERY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
@@ -192,6 +199,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       exchange: r.text('NOTIFY_EXCHANGE', 'openstack'),
       topics: r.list('NOTIFY_TOPICS', ['notifications']),
       publisherId: r.text('NOTIFY_PUBLISHER_ID', 'climate.lease'),
+      retentionHours: r.int('NOTIFY_RETENTION_HOURS', 72, 1, 87_600),
       durable: r.oneOf('NOTIFY_DURABLE', 'false', ['true', 'false'] as const) === 'true',
     },
     novaNotify: {
@@ -222,6 +230,9 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       timeoutMs: r.int('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     },
   };
+  // One port unless asked for two: ROLE=all serves the ops endpoints on PORT already.
+  const askedForOps = r.optional('METRICS_PORT') !== null;
+  if (config.role === 'api' || (config.role === 'all' && !askedForOps)) config.metricsPort = null;
   const problems = r.problems;
   checkDatabaseUrl(config.databaseUrl, problems);
   checkBroker('NOTIFY', config.notify, 'notifications', problems);

@@ -5,6 +5,7 @@ import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config/config.js';
+import { boundedClient, type DeadlineClient } from './bounded-client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { MIGRATIONS } from './migration-list.js';
 
@@ -26,13 +27,32 @@ function baseOptions(
   return { entities, migrations: MIGRATIONS, synchronize: false };
 }
 
+/**
+ * How long the database may hold a connection (docs/operations.md, "When things fail"). A
+ * live server cancels a statement past `queryTimeoutMs` itself (lock waits included, so no
+ * lock_timeout of its own); a frozen or partitioned one never answers, and a second later
+ * the connection is dropped. Keepalive finds a peer that is gone (power lost, a firewall
+ * dropping packets) on idle connections. A session idle in a transaction longer than any
+ * outbound call made inside one (each has its own timeout, 10 minutes at most) is ended
+ * by the server, which frees the locks of a Climate process frozen mid-transaction.
+ */
+function sessionBounds(queryTimeoutMs: number): Record<string, unknown> {
+  return {
+    Client: boundedClient(queryTimeoutMs + 1000),
+    statement_timeout: queryTimeoutMs,
+    idle_in_transaction_session_timeout: 15 * 60_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
+
 /** Tells what a slow step is doing before it starts (a first start is long). */
 export type Progress = (message: string) => void;
 
 /** PostgreSQL when a URL is given; else embedded PGlite in `dataDir` (one session). */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> &
-    Partial<Pick<Config, 'databaseConnectTimeoutMs'>>,
+    Partial<Pick<Config, 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'>>,
   poolSize = 10,
   progress: Progress = () => undefined,
   entities: Entities = [],
@@ -46,6 +66,7 @@ export async function openDatabase(
       // or overloaded a request fails (503) instead of hanging.
       connectTimeoutMS: config.databaseConnectTimeoutMs ?? 5000,
       applicationName: 'climate',
+      extra: sessionBounds(config.databaseQueryTimeoutMs ?? 10_000),
       ...baseOptions(entities),
     });
     await dataSource.initialize();
@@ -100,13 +121,22 @@ export async function withMigrationLock<T>(
   fn: (executor: MigrationExecutor) => Promise<T>,
 ): Promise<T> {
   const runner = dataSource.createQueryRunner();
+  // A migration, and the wait for another replica's, may take longer than any request.
+  const client = (await runner.connect()) as Partial<DeadlineClient>;
+  const deadline = client.deadlineMs;
+  if (deadline !== undefined) client.deadlineMs = 0;
   try {
+    if (deadline !== undefined) await runner.query('SET statement_timeout = 0');
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'each';
     return await fn(executor);
   } finally {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    if (deadline !== undefined) {
+      await runner.query('RESET statement_timeout').catch(() => undefined);
+      client.deadlineMs = deadline;
+    }
     await runner.release();
   }
 }

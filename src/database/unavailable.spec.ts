@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './unavailable.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -17,6 +17,8 @@ describe('isDatabaseUnavailable', () => {
     ['a pool timeout', new Error('timeout exceeded when trying to connect')],
     ['an error of every address', new AggregateError([withCode('ECONNREFUSED')], 'connect')],
     ['a wrapped cause', new Error('on_start failed', { cause: withCode('ECONNRESET') })],
+    ['a statement timeout', query(withCode('57014'))],
+    ['a runner released when its connection died', new QueryRunnerAlreadyReleasedError()],
   ])('should say yes for %s', (_what, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 
 /**
  * SQLSTATEs of a server that is going away or not accepting connections yet:
@@ -6,6 +6,9 @@ import { QueryFailedError } from 'typeorm';
  * is matched by prefix.
  */
 const SERVER_GOING = new Set(['57P01', '57P02', '57P03']);
+
+/** query_canceled: the statement outlived statement_timeout (an overloaded or stuck server). */
+const TIMED_OUT = '57014';
 
 /** Socket and name-resolution failures of the connection to the server. */
 const NETWORK = new Set([
@@ -35,7 +38,11 @@ const MESSAGES = [
 
 function own(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
+  // The connection died under a transaction (dropped past its deadline, or the server
+  // restarting), and the transaction's next statement finds its runner released.
+  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = (error as { code?: unknown }).code;
+  if (code === TIMED_OUT) return true;
   if (typeof code === 'string' && (SERVER_GOING.has(code) || /^08/.test(code))) return true;
   if (typeof code === 'string' && NETWORK.has(code)) return true;
   const message = (error as { message?: unknown }).message;
@@ -44,7 +51,8 @@ function own(error: unknown): boolean {
 
 /**
  * Whether an error means the database cannot be reached (down, restarting, unreachable,
- * or no connection within the timeout), as opposed to a query that failed on its own.
+ * or no connection or answer within the timeouts), as opposed to a query that failed on
+ * its own.
  * Looks through TypeORM's wrapper, `cause` chains and AggregateErrors.
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {

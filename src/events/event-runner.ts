@@ -147,9 +147,7 @@ export class EventRunner {
       await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
       const notification = `lease.event.${event.eventType}` as const;
       if (event.eventType === 'before_end_lease') {
-        if (this.outbox.enabled) {
-          await this.outbox.add(tx, notification, await this.leases.parts(tx, lease));
-        }
+        await this.outbox.add(tx, notification, await this.leases.parts(tx, lease));
         return;
       }
       const parts = await this.leases.parts(tx, lease);

@@ -69,7 +69,9 @@ export async function runCli(
     print(`mapped ${plan.hosts.length} host(s) and ${plan.leases.length} lease(s)`);
     // Problems of the source alone are told before Climate's database is even opened.
     if (plan.problems.length > 0 && !options.verify) throw new ImportRefused(plan.problems);
-    const database = await openDatabase(config, 2, print);
+    // One long transaction of large batches: the request bound (DATABASE_QUERY_TIMEOUT_MS)
+    // is for API requests, not for an import an operator runs and watches.
+    const database = await openDatabase({ ...config, databaseQueryTimeoutMs: 3_600_000 }, 2, print);
     try {
       // A dry run writes nothing, not even Climate's schema: an empty database is checked
       // as one; pending migrations on a used one must be run first.

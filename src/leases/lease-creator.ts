@@ -242,8 +242,7 @@ export class LeaseCreator {
     const ctes = newLeaseSql(p, parts, go);
     const columns: string[] = [];
     if (wire !== null && options.notify) {
-      const notify = this.outbox.addWireSql(p, 'lease.create', wire, go);
-      if (notify !== null) ctes.push(`o AS (${notify})`);
+      ctes.push(`o AS (${this.outbox.addWireSql(p, 'lease.create', wire, go)})`);
     }
     if (wire !== null && options.key !== undefined) {
       ctes.push(`k AS (${storeResponseSql(p, lease.projectId, options.key.key, wire, go)})`);

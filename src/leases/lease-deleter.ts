@@ -91,9 +91,7 @@ export class LeaseDeleter {
     await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, parts.lease.id);
       if (lease === null) return;
-      if (this.outbox.enabled) {
-        await this.outbox.add(tx, 'lease.delete', await this.repo.parts(tx, lease));
-      }
+      await this.outbox.add(tx, 'lease.delete', await this.repo.parts(tx, lease));
       await tx.delete(Lease, { id: lease.id });
     });
     this.logger.log({ msg: 'lease deleted', lease_id: parts.lease.id });

@@ -116,7 +116,11 @@ export class LeasesRepository {
     if (filter.status !== undefined) qb.andWhere('l.status = :status', { status: filter.status });
     if (filter.marker !== undefined) {
       const op = filter.sortDir === 'ASC' ? '>' : '<';
-      qb.andWhere(`(${column}, l.id) ${op} (:markerValue, :markerId)`, {
+      // The marker row's own value, at the precision stored (microseconds): a Date holds
+      // milliseconds only, and rows written by SQL with now() would repeat forever. The
+      // Date is kept for a marker deleted meanwhile.
+      const markerValue = `COALESCE((SELECT m.${filter.sortKey} FROM leases m WHERE m.id = :markerId), :markerValue)`;
+      qb.andWhere(`(${column}, l.id) ${op} (${markerValue}, :markerId)`, {
         markerValue: filter.marker[SORT_PROPERTY[filter.sortKey]],
         markerId: filter.marker.id,
       });

@@ -1,9 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { newId } from '../common/ids.js';
-import { CONFIG } from '../config/config.module.js';
-import type { Config } from '../config/config.js';
 import { sql, type SqlParams } from '../database/sql.js';
 import type { LeaseResponse } from '../leases/dto/lease.response.js';
 import { describeAll, toLeaseWire, type LeaseParts } from '../leases/lease.mapper.js';
@@ -21,31 +19,25 @@ export type LeaseNotification =
 
 /**
  * Writes a notification into the outbox in the caller's transaction, so it exists exactly
- * when the change commits. Nothing is written while notifications are off (no NOTIFY_URL
- * and no WEBHOOK_URLS): the bus and each webhook receiver track their own delivery.
+ * when the change commits. Always, whatever this replica's NOTIFY_URL and WEBHOOK_URLS:
+ * the managers send it (the bus and each webhook receiver track their own delivery), and
+ * a manager with neither prunes what is older than NOTIFY_RETENTION_HOURS (OutboxPruner).
  */
 @Injectable()
 export class NotificationOutbox {
   constructor(
     private readonly plugins: PluginRegistry,
     private readonly clock: Clock,
-    @Inject(CONFIG) private readonly config: Config,
   ) {}
-
-  get enabled(): boolean {
-    return this.config.notify.url !== null || this.config.webhooks.urls.length > 0;
-  }
 
   /** The lease as the API shows it (read in `tx`), plus Blazar's older `lease_id` key. */
   async add(tx: EntityManager, type: LeaseNotification, lease: LeaseParts): Promise<void> {
-    if (!this.enabled) return;
     const wire = toLeaseWire(lease, this.plugins, await describeAll(tx, [lease], this.plugins));
     await this.addWire(tx, type, wire);
   }
 
   /** As `add`, for a lease already mapped for the API. */
   async addWire(tx: EntityManager, type: LeaseNotification, wire: LeaseResponse): Promise<void> {
-    if (!this.enabled) return;
     await sql(
       tx,
       `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
@@ -54,17 +46,8 @@ export class NotificationOutbox {
     );
   }
 
-  /**
-   * As `addWire`, a CTE body for a statement whose values `p` binds, written if `go` (an
-   * SQL boolean); null while notifications are off.
-   */
-  addWireSql(
-    p: SqlParams,
-    type: LeaseNotification,
-    wire: LeaseResponse,
-    go: string,
-  ): string | null {
-    if (!this.enabled) return null;
+  /** As `addWire`, a CTE body for a statement whose values `p` binds, written if `go` (an SQL boolean). */
+  addWireSql(p: SqlParams, type: LeaseNotification, wire: LeaseResponse, go: string): string {
     const payload = JSON.stringify({ ...wire, lease_id: wire.id });
     return `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
        SELECT ${p.bind(newId())}::uuid, ${p.bind(type)}, ${p.bind(payload)}::jsonb,

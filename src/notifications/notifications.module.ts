@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { NotificationOutbox } from './notification-outbox.js';
 import { NotificationPublisher } from './notification-publisher.js';
+import { OutboxPruner } from './outbox-pruner.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WebhookStore } from './webhook-store.js';
@@ -11,6 +12,7 @@ import { WebhookStore } from './webhook-store.js';
   providers: [
     NotificationOutbox,
     NotificationPublisher,
+    OutboxPruner,
     WebhookStore,
     WebhookSender,
     WebhookDispatcher,

@@ -29,10 +29,23 @@ const TIMER_MS = 1000;
 const SWEEP_MS = 60_000;
 
 interface BatchResult {
-  /** Outbox ids the receiver answered 2xx to. */
+  /** Outbox ids the receiver answered 2xx to (each recorded as soon as it was). */
   delivered: string[];
   /** The first failure, or null when none. */
   error: string | null;
+}
+
+/**
+ * Our hold on a receiver during a pass: renewed every quarter of its time to live, so a
+ * pass may run as long as it needs; a POST starts only while the hold has room for the
+ * whole POST (as this process last saw it renewed), so another manager never takes the
+ * receiver while our POST may still be answered.
+ */
+interface Hold {
+  /** Date.now() before which the claim is surely ours (the renewal asked at that time + ttl). */
+  until: number;
+  /** A renewal found the claim taken: stop. */
+  lost: boolean;
 }
 
 /**
@@ -67,7 +80,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return this.config.webhooks.urls;
   }
 
-  /** How long one pass may hold a receiver; a manager that died loses it after this. */
+  /** How long a claim lasts unrenewed; a manager that died loses the receiver after this. */
   private get claimTtlMs(): number {
     return Math.max(60_000, 3 * this.config.webhooks.timeoutMs);
   }
@@ -126,9 +139,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       this.registered = true;
     }
     const shared = this.clock.shared();
+    const asked = Date.now();
     const failures = await this.store.claim(url, this.owner, shared, this.claimTtlMs);
     if (failures === null) return 0;
-    const deadline = Date.now() + this.claimTtlMs - this.config.webhooks.timeoutMs - 10_000;
+    const hold: Hold = { until: asked + this.claimTtlMs, lost: false };
+    const renewal = setInterval(() => this.renew(url, hold), this.claimTtlMs / 4);
+    renewal.unref();
     let delivered = 0;
     let lastAt: Date | null = null;
     let error: string | null = null;
@@ -136,10 +152,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       for (;;) {
         const rows = await this.store.pending(url, BATCH);
         if (rows.length === 0) break;
-        const result = await this.sendBatch(url, rows, deadline);
+        const result = await this.sendBatch(url, rows, hold);
         if (result.delivered.length > 0) {
           lastAt = this.clock.now();
-          await this.store.delivered(url, result.delivered, lastAt);
           delivered += result.delivered.length;
           await deleteDelivered(
             this.dataSource.manager,
@@ -149,13 +164,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           ).catch(() => 0);
         }
         error = result.error;
-        if (error !== null || rows.length < BATCH || Date.now() >= deadline || this.stopped) break;
+        if (error !== null || rows.length < BATCH || !this.roomFor(hold) || this.stopped) break;
       }
     } catch (dbError) {
       // The database, not the receiver: free the receiver and let the next tick retry.
       const unchanged = { failures, retryInMs: 0, error: null };
       await this.store.release(url, this.owner, shared, unchanged, lastAt).catch(() => false);
       throw dbError;
+    } finally {
+      clearInterval(renewal);
     }
     const failed = error === null ? 0 : failures + 1;
     const state = { failures: failed, retryInMs: retryDelayMs(failed), error };
@@ -165,14 +182,33 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return delivered;
   }
 
+  /** Moves the claim's expiry on, if it is still ours. */
+  private renew(url: string, hold: Hold): void {
+    const asked = Date.now();
+    this.store.renew(url, this.owner, this.clock.shared(), this.claimTtlMs).then(
+      (ours) => {
+        if (ours) hold.until = Math.max(hold.until, asked + this.claimTtlMs);
+        else hold.lost = true;
+      },
+      // The database away: the hold runs out on its own.
+      (error: unknown) => this.databaseFailed(error),
+    );
+  }
+
+  /** Room for one more POST (its timeout twice over: a starved one runs late) and its record. */
+  private roomFor(hold: Hold): boolean {
+    return !hold.lost && Date.now() + 2 * this.config.webhooks.timeoutMs + 10_000 < hold.until;
+  }
+
   /** Each lease's chain in order, CONCURRENCY leases at once; stops all when the receiver is away. */
-  private async sendBatch(url: string, rows: OutboxRow[], deadline: number): Promise<BatchResult> {
+  private async sendBatch(url: string, rows: OutboxRow[], hold: Hold): Promise<BatchResult> {
     const chains = chainsByLease(rows);
     const delivered: string[] = [];
     let error: string | null = null;
     let away = false;
+    const dbErrors: Error[] = [];
     let next = 0;
-    const open = (): boolean => !away && !this.stopped && Date.now() < deadline;
+    const open = (): boolean => !away && !this.stopped && this.roomFor(hold);
     const worker = async (): Promise<void> => {
       while (open() && next < chains.length) {
         for (const row of chains[next++]) {
@@ -180,6 +216,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           const outcome = await this.sendOne(url, row);
           this.metrics.webhookDeliveries.inc({ result: outcome.result });
           if (outcome.result === 'delivered') {
+            // Recorded at once: a crash now repeats only what was in flight.
+            try {
+              await this.store.delivered(url, [row.id], this.clock.now());
+            } catch (e) {
+              dbErrors.push(e instanceof Error ? e : new Error(String(e)));
+              away = true;
+              return;
+            }
             delivered.push(row.id);
             continue;
           }
@@ -191,6 +235,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, chains.length) }, worker));
+    if (dbErrors.length > 0) throw dbErrors[0];
     return { delivered, error };
   }
 
@@ -198,7 +243,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const { secret, timeoutMs } = this.config.webhooks;
     // The very JSON the bus carries inside its envelope.
     const body = envelope(row, this.config.notify.publisherId)['oslo.message'];
-    const headers = webhookHeaders(secret, row, body, this.clock.now());
+    const headers = webhookHeaders(secret, row, url, body, this.clock.now());
     return this.sender.post(url, headers, body, timeoutMs);
   }
 

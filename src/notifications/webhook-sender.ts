@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { patientTimeout } from './patient-timeout.js';
 
 /** How one POST ended; the metric's `result` label. */
 export type DeliveryResult = 'delivered' | 'refused' | 'timeout' | 'unreachable';
@@ -11,7 +12,10 @@ export interface DeliveryOutcome {
 
 /**
  * Outbound HTTP for webhooks: one POST with a timeout. Any 2xx is delivered; any other
- * status (a redirect too: a signed body is not sent somewhere else) is `refused`.
+ * status (a redirect too: a signed body is not sent somewhere else) is `refused`. The
+ * status decides: once it is in, a body cut short by the timeout changes nothing. The
+ * timeout is patient (patientTimeout): a process starved of CPU does not take its own
+ * delay for a receiver that did not answer, which would send the notification again.
  */
 @Injectable()
 export class WebhookSender {
@@ -21,16 +25,18 @@ export class WebhookSender {
     body: string,
     timeoutMs: number,
   ): Promise<DeliveryOutcome> {
+    const controller = new AbortController();
+    const cancel = patientTimeout(timeoutMs, () => controller.abort());
     try {
       const res = await fetch(url, {
         method: 'POST',
         headers,
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: controller.signal,
       });
-      // Read to the end so the connection goes back to the pool.
-      await res.arrayBuffer();
+      // Read to the end so the connection goes back to the pool; the answer is the status.
+      await res.arrayBuffer().catch(() => undefined);
       if (res.status >= 200 && res.status < 300) return { result: 'delivered', error: null };
       return { result: 'refused', error: `answered ${res.status}` };
     } catch (err) {
@@ -40,6 +46,8 @@ export class WebhookSender {
         return { result: 'timeout', error: `no answer within ${timeoutMs} ms` };
       }
       return { result: 'unreachable', error: `could not be reached (${causeOf(err)})` };
+    } finally {
+      cancel();
     }
   }
 }

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signature, webhookHeaders } from './webhook-signature.js';
+import { deliveryId, signature, webhookHeaders } from './webhook-signature.js';
 
 describe('webhook signature', () => {
   it('should sign the timestamp and the raw body with HMAC-SHA256 when given a secret', () => {
@@ -21,6 +21,7 @@ describe('webhook signature', () => {
     const headers = webhookHeaders(
       'secret-0123456789',
       { message_id: 'm-1', event_type: 'lease.update' },
+      'https://a.example/hook',
       '{}',
       new Date('2030-01-01T00:00:00.900Z'),
     );
@@ -29,8 +30,17 @@ describe('webhook signature', () => {
       'User-Agent': 'climate-webhooks',
       'X-Climate-Event': 'lease.update',
       'X-Climate-Message-Id': 'm-1',
+      'X-Climate-Delivery-Id': deliveryId('https://a.example/hook', 'm-1'),
       'X-Climate-Timestamp': '1893456000',
       'X-Climate-Signature': signature('secret-0123456789', 1893456000, '{}'),
     });
+  });
+
+  it('should give one delivery id per receiver and message, the same on every repeat', () => {
+    const id = deliveryId('https://a.example/hook', 'm-1');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(deliveryId('https://a.example/hook', 'm-1')).toBe(id);
+    expect(deliveryId('https://b.example/hook', 'm-1')).not.toBe(id);
+    expect(deliveryId('https://a.example/hook', 'm-2')).not.toBe(id);
   });
 });

@@ -100,6 +100,18 @@ export class WebhookStore {
     return rows[0]?.failures ?? null;
   }
 
+  /** Moves our claim's expiry to `ttlMs` from now; false when it is no longer ours. */
+  async renew(url: string, owner: string, now: Date | null, ttlMs: number): Promise<boolean> {
+    const { affected } = await sql(
+      this.db,
+      `UPDATE webhook_receivers
+          SET claim_expires_at = coalesce($3::timestamptz, now()) + $4 * interval '1 millisecond'
+        WHERE url = $1 AND claimed_by = $2`,
+      [url, owner, now, ttlMs],
+    );
+    return affected === 1;
+  }
+
   /** The oldest notifications the receiver has not taken yet, in outbox order. */
   async pending(url: string, limit: number): Promise<OutboxRow[]> {
     const { rows } = await sql<OutboxRow>(

@@ -36,7 +36,7 @@ class HealthCheckFailed implements ExceptionFilter {
 
 /**
  * What operators and Kubernetes watch: liveness, readiness and Prometheus metrics. Public,
- * on the API port (roles api and all) and on METRICS_PORT (roles manager and all).
+ * on the API port (roles api and all) and on METRICS_PORT (manager; all when it is set).
  */
 @Controller()
 @Public()

@@ -9,7 +9,7 @@ export const MIGRATIONS_APPLIED = Symbol('MIGRATIONS_APPLIED');
 export interface Listening {
   /** The API's address (roles api and all). */
   api: string | null;
-  /** METRICS_PORT's address (roles manager and all). */
+  /** METRICS_PORT's address (manager; all when METRICS_PORT is set). */
   ops: string | null;
 }
 
@@ -30,6 +30,21 @@ export function describeDatabase(
   };
 }
 
+/**
+ * Whether this replica sends notifications (RabbitMQ) and webhooks. Every replica writes
+ * them to the outbox; an API replica leaves the sending to the managers.
+ */
+export function describeNotifications(
+  config: Pick<Config, 'role' | 'notify' | 'webhooks'>,
+): Record<string, string> {
+  if (config.role === 'api') return { notifications: 'outbox only: the managers send them' };
+  const receivers = config.webhooks.urls.length;
+  return {
+    notifications: config.notify.url === null ? 'off' : 'on',
+    webhooks: receivers === 0 ? 'off' : `on (${receivers} receiver${receivers === 1 ? '' : 's'})`,
+  };
+}
+
 /** The start and stop lines of the log. */
 @Injectable()
 export class Lifecycle implements BeforeApplicationShutdown {
@@ -47,6 +62,7 @@ export class Lifecycle implements BeforeApplicationShutdown {
         api: listening.api ?? undefined,
         ops: listening.ops ?? undefined,
         database: describeDatabase(this.config),
+        ...describeNotifications(this.config),
         migrations_applied: this.migrations,
         pid: process.pid,
       },

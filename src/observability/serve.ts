@@ -6,14 +6,14 @@ import { formatAddress, OpsServer } from './ops-server.js';
 
 /**
  * Opens what the role serves: the API on HOST:PORT (api, all) and the ops port on
- * METRICS_HOST:METRICS_PORT (manager, all; only /metrics, /healthz and /readyz), then
- * logs the start line. The ops port opens first, so a bad METRICS_PORT stops the start
- * before the API takes traffic.
+ * METRICS_HOST:METRICS_PORT (manager; all only when METRICS_PORT is set; only /metrics,
+ * /healthz and /readyz), then logs the start line. The ops port opens first, so a bad
+ * METRICS_PORT stops the start before the API takes traffic.
  */
 export async function serve(app: INestApplication, config: Config): Promise<Listening> {
   await app.init();
   const ops =
-    config.role === 'api'
+    config.metricsPort === null
       ? null
       : await app.get(OpsServer).listen(config.metricsPort, config.metricsHost);
   let api: string | null = null;

@@ -3,6 +3,10 @@ import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { bind, busy, eligible } from './allocation-sql.js';
+import { LATEST_DATE } from '../common/dates.js';
+
+/** Room after the latest date for the cleaning time (at most a week) of a lease ending then. */
+const SEARCH_HORIZON = LATEST_DATE.getTime() + 366 * 86_400_000;
 
 export interface Span {
   start: Date;
@@ -223,9 +227,11 @@ export class AllocationsRepository {
     limit: number,
   ): Promise<{ start: Date; free: number }[]> {
     const found: { start: Date; free: number }[] = [];
+    // No window ends past the horizon, so the chunks (and their arithmetic) stop there.
+    const lastStart = SEARCH_HORIZON - durationMs;
     let width = Math.max(durationMs, 3_600_000);
-    for (let t0 = from; ; width *= 2) {
-      const t1 = new Date(t0.getTime() + width);
+    for (let t0 = from; t0.getTime() < lastStart; width *= 2) {
+      const t1 = new Date(Math.min(t0.getTime() + width, lastStart));
       const chunk = await this.startsIn(
         em,
         q,
@@ -241,6 +247,7 @@ export class AllocationsRepository {
       if (next === null) return found;
       t0 = next;
     }
+    return found;
   }
 
   /**
@@ -271,7 +278,12 @@ export class AllocationsRepository {
             -- planner misjudges must not turn into a probe of the allocations per host.
             busy AS MATERIALIZED (SELECT n.host_id, n.during FROM near n JOIN hosts h ON h.id = n.host_id
                                    WHERE ${eligible(q)}),
-            taken AS (SELECT unnest(range_agg(tstzrange(lower(during) - ${dur}, upper(during), '()'))) AS r
+            -- Only starts at or after the first candidate count: a span begins no earlier, and
+            -- (lower - duration) is never computed before it (a long one leaves the year range).
+            taken AS (SELECT unnest(range_agg(tstzrange(
+                               CASE WHEN lower(during) >= ${from} + ${dur} THEN lower(during) - ${dur}
+                                    ELSE ${from} - interval '1 microsecond' END,
+                               upper(during), '()'))) AS r
                         FROM busy GROUP BY host_id),
             candidates AS (
               SELECT DISTINCT t FROM (

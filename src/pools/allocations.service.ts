@@ -3,7 +3,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { formatWireDate, parseInputDate } from '../common/dates.js';
+import { formatWireDate, LATEST_DATE, parseInputDate } from '../common/dates.js';
 import { parseDuration } from '../common/durations.js';
 import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
@@ -139,6 +139,9 @@ export class AllocationsService {
     const duration = parseDuration('duration', query.duration);
     const limit = positive('limit', query.limit, 5, 100);
     const from = query.start === undefined ? now : parseInputDate(query.start, now);
+    if (from.getTime() + duration >= LATEST_DATE.getTime()) {
+      throw new InvalidInput('start plus duration must end before 10000-01-01');
+    }
     const em = this.dataSource.manager;
     const q = await this.queries.build(
       em,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LeasesModule } from '../leases/leases.module.js';
+import { FilterBodyWorker } from './filter-body-worker.js';
 import { PoolVerdictsRepository } from './pool-verdicts.repository.js';
 import { ReservedBoot } from './reserved-boot.js';
 import { SchedulerController } from './scheduler.controller.js';
@@ -9,6 +10,6 @@ import { SchedulerFilterService } from './scheduler-filter.service.js';
 @Module({
   imports: [LeasesModule],
   controllers: [SchedulerController],
-  providers: [SchedulerFilterService, PoolVerdictsRepository, ReservedBoot],
+  providers: [SchedulerFilterService, PoolVerdictsRepository, ReservedBoot, FilterBodyWorker],
 })
 export class SchedulerModule {}

@@ -24,7 +24,8 @@ export class AuthGuard implements CanActivate {
     ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<AuthedRequest>();
-    request.identity = await this.strategy.authenticate(request.headers);
+    // The scheduler filter's gate authenticates before reading the body (filter-body.ts).
+    request.identity ??= await this.strategy.authenticate(request.headers);
     return true;
   }
 }

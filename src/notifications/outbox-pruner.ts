@@ -1,0 +1,96 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
+import { errorMessage } from '../observability/bounded.js';
+
+const HOUR = 3600_000;
+/** Rows deleted per statement, so a long-grown outbox goes without one huge transaction. */
+const BATCH = 10_000;
+
+/**
+ * Every replica writes the outbox (NotificationOutbox); the managers with NOTIFY_URL or
+ * WEBHOOK_URLS send and delete it. A manager with neither cannot send, and a fleet with no
+ * sink at all would keep every row for ever: such a manager deletes, once an hour, the rows
+ * older than NOTIFY_RETENTION_HOURS, long enough for a manager that has a sink to outlast
+ * an outage of its broker or receiver. A manager with a sink keeps rows until they are sent.
+ */
+@Injectable()
+export class OutboxPruner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('notifications');
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<number> | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /** True where this replica would prune: a manager with no way to send. */
+  get prunes(): boolean {
+    const { role, notify, webhooks } = this.config;
+    return role !== 'api' && notify.url === null && webhooks.urls.length === 0;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.prunes || !this.config.managerTimer) return;
+    const run = () => void this.prune().catch((error) => this.failed(error));
+    run();
+    this.timer = setInterval(run, HOUR);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.running?.catch(() => 0);
+  }
+
+  /** Deletes the rows past the retention; how many (tests call it). */
+  prune(): Promise<number> {
+    this.running ??= this.deleteOld().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async deleteOld(): Promise<number> {
+    const before = new Date(this.clock.now().getTime() - this.config.notify.retentionHours * HOUR);
+    let total = 0;
+    for (;;) {
+      const { rows } = await sql<{ n: number }>(
+        this.dataSource.manager,
+        `WITH gone AS (
+           DELETE FROM notification_outbox
+            WHERE id IN (SELECT id FROM notification_outbox WHERE created_at < $1
+                          ORDER BY id LIMIT $2)
+           RETURNING id),
+         deliveries AS (DELETE FROM webhook_deliveries d USING gone WHERE d.outbox_id = gone.id)
+         SELECT count(*)::int AS n FROM gone`,
+        [before, BATCH],
+      );
+      const n = rows[0]?.n ?? 0;
+      total += n;
+      if (n < BATCH) break;
+    }
+    if (total > 0) {
+      this.logger.log({
+        msg: 'old notifications deleted: no NOTIFY_URL or WEBHOOK_URLS on this manager',
+        deleted: total,
+        older_than_hours: this.config.notify.retentionHours,
+      });
+    }
+    return total;
+  }
+
+  /** The database's outages are reported by the manager's polls and /readyz. */
+  private failed(error: unknown): void {
+    this.logger.debug({ msg: 'old notifications not pruned', error: errorMessage(error) });
+  }
+}
