@@ -23,6 +23,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
 import type { Database } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
+import { UpkeepModule } from './events/upkeep.module.js';
 import { HostsModule } from './hosts/hosts.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
@@ -135,6 +136,7 @@ export class AppModule {
           migrationsApplied: options.migrationsApplied ?? [],
         }),
         PluginsModule.forRoot(options.plugins),
+        UpkeepModule,
         NotificationsModule,
         PoolsModule.forRoot(
           options.driver ?? computeDriver(options.config, keystone, options.clock),

@@ -1,7 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 import { MemoryDriver } from './support/memory-driver.js';
 import { DataSource } from 'typeorm';
 import { Lease } from '../src/model/lease.entity.js';

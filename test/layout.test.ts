@@ -33,19 +33,6 @@ const FLOORS: Record<string, number> = {
   [ROOT]: 7,
 };
 
-/**
- * Imports that still run up a floor, each to be removed by a later step of the redesign
- * (issue 24). The list may only shrink: an entry no longer found fails the last test.
- */
-const PENDING: [string, string][] = [
-  ['enforcement', 'leases'],
-  ['notifications', 'leases'],
-  ['notifications', 'plugins'],
-  ['plugins', 'leases'],
-  ['plugins', 'reservations'],
-  ['plugins', 'scheduler'],
-];
-
 /** Every .ts file under a folder (specs excluded: they may reach anywhere). */
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -82,16 +69,15 @@ function folderImports(): Map<string, Map<string, string>> {
 describe('the layout of src/', () => {
   const edges = folderImports();
   const imports = (a: string, b: string) => edges.get(a)?.has(b) ?? false;
-  const pending = (a: string, b: string) => PENDING.some(([x, y]) => x === a && y === b);
 
-  /** Same-floor folders reachable from `start` (pending edges left out). */
+  /** Same-floor folders reachable from `start`. */
   function sideways(start: string): Set<string> {
     const seen = new Set<string>();
     const todo = [start];
     while (todo.length > 0) {
       const at = todo.pop() as string;
       for (const to of edges.get(at)?.keys() ?? []) {
-        if (FLOORS[to] !== FLOORS[at] || pending(at, to) || seen.has(to)) continue;
+        if (FLOORS[to] !== FLOORS[at] || seen.has(to)) continue;
         seen.add(to);
         todo.push(to);
       }
@@ -108,7 +94,7 @@ describe('the layout of src/', () => {
     const upward: string[] = [];
     for (const [from, targets] of edges) {
       for (const [to, example] of targets) {
-        if (FLOORS[to] > FLOORS[from] && !pending(from, to)) {
+        if (FLOORS[to] > FLOORS[from]) {
           upward.push(
             `${from}/ (floor ${FLOORS[from]}) -> ${to}/ (floor ${FLOORS[to]}): ${example}`,
           );
@@ -122,7 +108,7 @@ describe('the layout of src/', () => {
     const cycles: string[] = [];
     for (const [from, targets] of edges) {
       for (const [to, example] of targets) {
-        if (FLOORS[to] !== FLOORS[from] || pending(from, to)) continue;
+        if (FLOORS[to] !== FLOORS[from]) continue;
         if (sideways(to).has(from)) cycles.push(`${from}/ -> ${to}/ closes a cycle: ${example}`);
       }
     }
@@ -136,10 +122,6 @@ describe('the layout of src/', () => {
     expect(imports(ROOT, 'config')).toBe(true);
     // A dynamic import counts too.
     expect("await import('../x/y.js')".match(IMPORT)).not.toBeNull();
-  });
-
-  it('should list only pending imports that still exist', () => {
-    expect(PENDING.filter(([a, b]) => !imports(a, b))).toEqual([]);
   });
 
   it('should keep each resource type in its plugin folder', () => {

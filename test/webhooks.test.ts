@@ -4,7 +4,7 @@ import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import { Lease } from '../src/model/lease.entity.js';
-import { NotificationOutbox } from '../src/notifications/notification-outbox.js';
+import { LeaseNotifier } from '../src/leases/lease-notifier.js';
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher.js';
 import { WebhookSender } from '../src/notifications/webhook-sender.js';
 import { WebhookStore } from '../src/notifications/webhook-store.js';
@@ -182,7 +182,7 @@ describe('webhooks', () => {
       .send({ end_date: '2031-01-01 07:00', reservations: [{ id: randomUUID() }] })
       .expect(400);
     // A notification written in a transaction that then rolls back.
-    const outbox = t.app.get(NotificationOutbox);
+    const outbox = t.app.get(LeaseNotifier);
     await expect(
       t.app.get(DataSource).transaction(async (tx) => {
         const lease = await tx.findOneByOrFail(Lease, { id: ok.body.lease.id as string });

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../common/json.js';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../pools/evacuation.js';
-import type { FilterAnswer, SchedulingRequest } from '../scheduler/scheduling.js';
+import type { FilterAnswer, SchedulingRequest } from './scheduling.js';
 import type { Lease } from '../model/lease.entity.js';
 import type { Reservation } from '../model/reservation.entity.js';
 import type { SqlParams } from '../database/sql.js';

@@ -3,7 +3,7 @@ import { ApiTimestamp, ApiWireDate } from '../../common/dto/wire-date.decorator.
 import { EVENT_STATUSES, EVENT_TYPES } from '../../model/event-status.js';
 import { HostReservationResponse } from '../../plugins/physical-host/dto/host-reservation.response.js';
 import { InstanceReservationResponse } from '../../plugins/virtual-instance/dto/instance-reservation.response.js';
-import type { ReservationResponse } from '../../reservations/dto/reservation.response.js';
+import type { ReservationResponse } from '../../plugins/dto/reservation.response.js';
 import { LEASE_STATUSES } from '../../model/lease-status.js';
 
 export class LeaseEventResponse {

@@ -26,7 +26,7 @@ import { InstanceUpkeep } from './instance-upkeep.js';
 import { SlotMover } from './slot-mover.js';
 import { scheduleSlots } from './slot-scheduling.js';
 import { Clock } from '../../common/clock.js';
-import type { FilterAnswer, SchedulingRequest } from '../../scheduler/scheduling.js';
+import type { FilterAnswer, SchedulingRequest } from '../scheduling.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { pickSlots, Placement } from './pick-slots.js';
 import type {

@@ -12,7 +12,7 @@ import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { LeaseDeleter } from '../leases/lease-deleter.js';
-import { PluginRegistry } from './plugin-registry.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
 import { PoolSync } from '../pools/pool-sync.js';

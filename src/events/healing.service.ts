@@ -4,7 +4,7 @@ import { Clock } from '../common/clock.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../model/lease.entity.js';
-import { PluginRegistry } from './plugin-registry.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../model/reservation.entity.js';
 import { HOST_USAGE } from '../pools/allocations.repository.js';
 import type { Evacuation, MovedAllocation } from '../pools/evacuation.js';
