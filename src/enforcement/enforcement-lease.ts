@@ -4,7 +4,7 @@ import { LeaseEvent } from '../model/lease-event.entity.js';
 import { Host } from '../hosts/entities/host.entity.js';
 import { toHostWire } from '../hosts/host.mapper.js';
 import type { Lease } from '../model/lease.entity.js';
-import { HOST_USAGE } from '../pools/allocations.repository.js';
+import { HOST_USAGE } from '../pools/host-usage.js';
 import type { Reservation } from '../model/reservation.entity.js';
 import type { LeaseWires } from './lease-wires.js';
 

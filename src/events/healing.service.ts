@@ -6,7 +6,7 @@ import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../model/lease.entity.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../model/reservation.entity.js';
-import { HOST_USAGE } from '../pools/allocations.repository.js';
+import { HOST_USAGE } from '../pools/host-usage.js';
 import type { Evacuation, MovedAllocation } from '../pools/evacuation.js';
 import { Metrics } from '../observability/metrics.js';
 
@@ -97,22 +97,13 @@ export class HealingService implements Evacuation {
     );
   }
 
-  /**
-   * Active instance reservations whose aggregate, as last confirmed by the compute
-   * service, differs from the hosts their slots are on: an earlier resync failed.
-   */
+  /** Active reservations whose pool differs from their hosts, as each type finds them. */
   private async outOfLine(): Promise<string[]> {
-    const { rows } = await sql<{ id: string }>(
-      this.dataSource.manager,
-      `SELECT r.id FROM reservations r JOIN aggregates ag ON ag.name = r.id::text
-        WHERE r.status = 'active' AND r.resource_type = 'virtual:instance'
-          AND EXISTS ((SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id
-                       EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
-                      UNION ALL
-                      (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
-                       EXCEPT SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id))`,
-    );
-    return rows.map((r) => r.id);
+    const ids: string[] = [];
+    for (const plugin of this.plugins.all()) {
+      ids.push(...((await plugin.outOfLine?.(this.dataSource.manager)) ?? []));
+    }
+    return ids;
   }
 
   /** Active reservations whose hosts changed get their pool brought in line. */

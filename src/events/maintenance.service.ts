@@ -15,7 +15,7 @@ import { LeaseDeleter } from '../leases/lease-deleter.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
-import { PoolSync } from '../pools/pool-sync.js';
+import { PoolSync } from '../plugins/physical-host/pool-sync.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
 import { Metrics } from '../observability/metrics.js';
 

@@ -4,7 +4,9 @@ import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
 import { SCHEDULING_RULES } from './scheduling.js';
+import { AllocationsRepository } from './physical-host/host-allocations.repository.js';
 import { HostMover } from './physical-host/host-mover.js';
+import { PoolSync } from './physical-host/pool-sync.js';
 import { ClaimsController } from './virtual-instance/claims.controller.js';
 import { ClaimsService } from './virtual-instance/claims.service.js';
 import { InstancePool } from './virtual-instance/instance-pool.js';
@@ -29,6 +31,8 @@ export class PluginsModule {
       controllers: [ClaimsController],
       providers: [
         PhysicalHostPlugin,
+        AllocationsRepository,
+        PoolSync,
         HostMover,
         VirtualInstancePlugin,
         ClaimsService,
@@ -57,7 +61,7 @@ export class PluginsModule {
             new PluginRegistry(available, config.plugins),
         },
       ],
-      exports: [PluginRegistry, SCHEDULING_RULES],
+      exports: [PluginRegistry, SCHEDULING_RULES, PoolSync],
     };
   }
 }

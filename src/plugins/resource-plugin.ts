@@ -119,6 +119,13 @@ export interface ResourcePlugin {
   evacuate?(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]>;
 
   /**
+   * Active reservations of this type whose pool, as the compute service last confirmed
+   * it, differs from the hosts they hold (an earlier resync failed): healing resyncs them.
+   * Optional: a type without pools has none.
+   */
+  outOfLine?(em: EntityManager): Promise<string[]>;
+
+  /**
    * The scheduler filter's answer for a request that is for one of this type's
    * reservations (e.g. an instance reservation's flavor), or null when it is not.
    * Optional.

@@ -8,7 +8,7 @@ import { parseDuration } from '../common/durations.js';
 import { InvalidInput, NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
-import { HOST_USAGE } from './allocations.repository.js';
+import { HOST_USAGE } from './host-usage.js';
 import { capacityPlan } from './capacity-plan.js';
 import { PowerReadiness } from './power-readiness.js';
 import { combine, HostQueryBuilder } from '../requirements/host-query.js';

@@ -3,7 +3,7 @@ import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { bind, eligible } from './allocation-sql.js';
 import { refreshHostBusy } from './host-busy.js';
-import type { Span } from './allocations.repository.js';
+import type { Span } from './host-usage.js';
 
 /**
  * The capacity plan: per step of [start, end), how many matching hosts are in the

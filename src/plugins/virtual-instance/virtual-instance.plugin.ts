@@ -10,7 +10,7 @@ import { Reservation } from '../../model/reservation.entity.js';
 import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
 import { InstancePool, SlotReservation } from './instance-pool.js';
 import { SlotsRepository } from './slots.repository.js';
-import { occupied, type Span } from '../../pools/allocations.repository.js';
+import { occupied, type Span } from '../../pools/host-usage.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
 import type {
   PreparedReservation,
@@ -56,6 +56,10 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     private readonly mover: SlotMover,
     private readonly clock: Clock,
   ) {}
+
+  outOfLine(em: EntityManager): Promise<string[]> {
+    return this.slots.outOfLine(em);
+  }
 
   evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
     return this.mover.evacuate(tx, hostIds, now);

@@ -1,27 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { Clock } from '../common/clock.js';
-import { ResourceBusy } from '../common/errors.js';
-import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
-import { CONFIG } from '../config/config.module.js';
-import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
-import { withTransaction } from '../database/transaction.js';
-import { HOST_USAGE } from './allocations.repository.js';
-import { PoolsRepository } from './pools.repository.js';
-
-export const FREEPOOL = 'freepool';
-
-/**
- * The recycle pool's zone: Blazar's Nova filter keeps plain servers off hosts whose
- * aggregate zone has its prefix, so draining hosts are refused under either filter.
- */
-export const RECYCLE_ZONE = 'blazar_recycle';
-
-/** Blazar's availability zone for a reservation's pool (its Nova filter keys on it). */
-export function reservationZone(reservationId: string): string {
-  return `blazar_${reservationId}`;
-}
+import { Clock } from '../../common/clock.js';
+import { ResourceBusy } from '../../common/errors.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import { sql } from '../../database/sql.js';
+import { withTransaction } from '../../database/transaction.js';
+import { HOST_USAGE } from '../../pools/host-usage.js';
+import { FREEPOOL, RECYCLE_ZONE, reservationZone } from '../../pools/pool-names.js';
+import { PoolsRepository } from '../../pools/pools.repository.js';
 
 interface NamedHost {
   id: number;
