@@ -29,7 +29,6 @@ const FLOORS: Record<string, number> = {
   scheduler: 7,
   power: 7,
   import: 7,
-  bench: 7,
   [ROOT]: 7,
 };
 

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { refreshHostBusy } from '../pools/host-busy.js';
+import { refreshHostBusy } from '../src/pools/host-busy.js';
 import { BenchClient, hostLease, instanceLease } from './http.js';
 import { Figure, measure } from './stats.js';
 

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { refreshHostBusy } from '../pools/host-busy.js';
+import { refreshHostBusy } from '../src/pools/host-busy.js';
 
 /** Called after each chunk of hosts with how many are done so far. */
 export type SeedProgress = (done: number, total: number) => void;
