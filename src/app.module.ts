@@ -12,6 +12,9 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './common/auth/auth.guard.js';
 import { AuthStrategy } from './common/auth/identity.js';
+import { Policy } from './common/auth/policy.js';
+import { PolicyGuard } from './common/auth/policy.guard.js';
+import { RuleSet } from './policy/rule-set.js';
 import { NoAuthStrategy } from './common/auth/noauth.strategy.js';
 import { TokensStrategy } from './common/auth/tokens.strategy.js';
 import { readTokensFile } from './config/tokens-file.js';
@@ -64,7 +67,12 @@ function authStrategy(config: Config, keystone: KeystoneClient | null): AuthStra
   if (config.authStrategy === 'tokens') {
     return new TokensStrategy(readTokensFile(config.authTokensFile as string));
   }
-  if (config.authStrategy === 'keystone') return new KeystoneStrategy(keystone as KeystoneClient);
+  if (config.authStrategy === 'keystone') {
+    return new KeystoneStrategy(keystone as KeystoneClient, {
+      cacheSeconds: config.tokenCacheSeconds,
+      cacheEntries: config.tokenCacheEntries,
+    });
+  }
   return new NoAuthStrategy();
 }
 
@@ -122,6 +130,8 @@ export class AppModule {
       { provide: Clock, useValue: options.clock },
       { provide: AuthStrategy, useValue: authStrategy(options.config, keystone) },
       { provide: KEYSTONE, useValue: keystone },
+      // Checked when the configuration was read: the rules build without problems here.
+      { provide: Policy, useValue: new Policy(RuleSet.build(options.config.policyRules).rules) },
       TrustsService,
       DatabaseCloser,
     ];
@@ -151,6 +161,7 @@ export class AppModule {
       providers: [
         ...globals,
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: PolicyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useValue: validationPipe },
       ],

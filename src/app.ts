@@ -15,6 +15,7 @@ import type { ComputeDriver } from './compute/compute-driver.js';
 import { accessLog } from './observability/access-log.js';
 import { Metrics } from './observability/metrics.js';
 import { AuthStrategy } from './common/auth/identity.js';
+import { Policy } from './common/auth/policy.js';
 import { FILTER_PATH, filterGate } from './scheduler/filter-body.js';
 import { FilterBodyWorker } from './scheduler/filter-body-worker.js';
 
@@ -73,7 +74,10 @@ export async function buildApp(
   app.use(httpMiddleware);
   // The scheduler filter's body lists the fleet (up to 16 MB, for the callers allowed to
   // use it, read after their check); every other route keeps 100 KB.
-  app.use(FILTER_PATH, filterGate(app.get(AuthStrategy), app.get(FilterBodyWorker)));
+  app.use(
+    FILTER_PATH,
+    filterGate(app.get(AuthStrategy), app.get(Policy), app.get(FilterBodyWorker)),
+  );
   app.useGlobalGuards(new InputGuard());
   setupOpenApi(app);
   return app;

@@ -13,6 +13,7 @@ const ROOT = '(root)';
 const FLOORS: Record<string, number> = {
   config: 0,
   database: 0,
+  policy: 0,
   common: 1,
   model: 2,
   requirements: 3,

@@ -19,6 +19,8 @@ export interface TokenInfo {
   projectId: string;
   roles: string[];
   expiresAt: Date;
+  /** An application credential's access rules: the services it may be used at. */
+  accessRules: { service?: string }[] | null;
 }
 
 interface CatalogEntry {
@@ -33,6 +35,7 @@ interface TokenBody {
     project?: { id: string };
     roles?: { name: string }[];
     catalog?: CatalogEntry[];
+    application_credential?: { access_rules?: { service?: string }[] };
   };
 }
 
@@ -95,6 +98,7 @@ export class KeystoneClient {
       projectId: token.project.id,
       roles: (token.roles ?? []).map((r) => r.name),
       expiresAt: new Date(token.expires_at),
+      accessRules: token.application_credential?.access_rules ?? null,
     };
   }
 

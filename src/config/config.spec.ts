@@ -200,6 +200,35 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('POLICY_FILE and the token cache', () => {
+    it('should read the rules of a policy file, and default the token cache to 300 s', () => {
+      const file = join(scratch, 'policy.yaml');
+      writeFileSync(file, '# site\n"blazar:oshosts:get": "rule:admin or role:member"\n');
+      const config = loadConfig({ POLICY_FILE: file });
+      expect(config.policyRules).toEqual([
+        {
+          name: 'blazar:oshosts:get',
+          check: 'rule:admin or role:member',
+          where: 'POLICY_FILE policy.yaml:2',
+        },
+      ]);
+      expect(config).toMatchObject({ tokenCacheSeconds: 300, tokenCacheEntries: 10_000 });
+    });
+
+    it('should list each bad rule with its line among the other bad settings', () => {
+      const file = join(scratch, 'bad-policy.yaml');
+      writeFileSync(file, '"blazar:leases:get": "role:reader and"\n"x": "rule:y"\n');
+      expect(problemsOf({ POLICY_FILE: file, TOKEN_CACHE_SECONDS: '-1' })).toEqual([
+        'TOKEN_CACHE_SECONDS=-1: must be a whole number from 0 to 86400',
+        'POLICY_FILE bad-policy.yaml:1: blazar:leases:get: "role:reader and" does not parse: ends where a check was expected',
+        'POLICY_FILE bad-policy.yaml:2: x: rule:y names no rule',
+      ]);
+      expect(problemsOf({ POLICY_FILE: join(scratch, 'none.yaml') })).toEqual([
+        expect.stringMatching(/^POLICY_FILE=.*none\.yaml: cannot read it \(ENOENT/),
+      ]);
+    });
+  });
+
   describe('METRICS_PORT', () => {
     it("should default the manager's ops port to 9464 on HOST when it is unset", () => {
       expect(loadConfig({ HOST: '127.0.0.2', ROLE: 'manager' })).toMatchObject({

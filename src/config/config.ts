@@ -10,6 +10,8 @@ import {
 } from './checks.js';
 import { readProjectLimitsFile, type ProjectLimitOverride } from './project-limits-file.js';
 import { checkWebhooks, type WebhookSettings } from './webhook-settings.js';
+import { readPolicyFile } from '../policy/policy-file.js';
+import { RuleSet, type RuleOverride } from '../policy/rule-set.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';
@@ -37,6 +39,11 @@ export interface Config {
   authTokensFile: string | null;
   /** noauth on a non-loopback HOST, which makes anyone who can reach it admin. */
   noauthAllowRemote: boolean;
+  /** POLICY_FILE's rules (docs/operations.md, Who may do what); none: the defaults. */
+  policyRules: RuleOverride[];
+  /** Longest a Keystone token validation is reused, and how many are kept. */
+  tokenCacheSeconds: number;
+  tokenCacheEntries: number;
   eventPollMs: number;
   eventMaxAttempts: number;
   eventClaimTtlMs: number;
@@ -155,6 +162,9 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     authTokensFile: r.optional('AUTH_TOKENS_FILE'),
     noauthAllowRemote:
       r.oneOf('NOAUTH_ALLOW_REMOTE', 'false', ['true', 'false'] as const) === 'true',
+    policyRules: [],
+    tokenCacheSeconds: r.int('TOKEN_CACHE_SECONDS', 300, 0, 86_400),
+    tokenCacheEntries: r.int('TOKEN_CACHE_ENTRIES', 10_000, 1, 10_000_000),
     eventPollMs: r.int('EVENT_POLL_MS', 1000, 10, 3_600_000),
     eventMaxAttempts: r.int('EVENT_MAX_ATTEMPTS', 5, 1, 100),
     eventClaimTtlMs: r.int('EVENT_CLAIM_TTL_MS', 300_000, 1000, 86_400_000),
@@ -258,6 +268,13 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     config.enforcement.projectLimits = read.limits;
     problems.push(...read.problems);
   }
+  const policyFile = r.optional('POLICY_FILE');
+  if (policyFile !== null) {
+    const read = readPolicyFile(policyFile);
+    config.policyRules = read.overrides;
+    problems.push(...read.problems);
+  }
+  problems.push(...RuleSet.build(config.policyRules).problems);
   if (config.authStrategy === 'tokens' && config.authTokensFile === null) {
     problems.push('AUTH_TOKENS_FILE: required when AUTH_STRATEGY=tokens');
   } else if (config.authStrategy === 'tokens') {

@@ -20,7 +20,7 @@ import {
 } from '@nestjs/swagger';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
-import { requireAdmin } from '../common/auth/policy.js';
+import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { InvalidInput } from '../common/errors.js';
 import { toBoolean } from './host-fields.js';
@@ -68,46 +68,42 @@ export class HostsController {
   ) {}
 
   @Get()
+  @Authorize('blazar:oshosts:get')
   @ApiOperation({ summary: 'List the hosts' })
   @ApiOkResponse({ type: HostListBody, description: 'The hosts' })
   @ApiErrors(401, 403, 503)
-  async list(@Caller() caller: Identity) {
-    requireAdmin(caller, 'blazar:oshosts:get');
+  async list() {
     return { hosts: await this.hosts.list() };
   }
 
   @Post()
   @HttpCode(201)
+  @Authorize('blazar:oshosts:post')
   @ApiOperation({ summary: 'Register a host; it joins the freepool' })
   @ApiBody({ type: HostCreateRequest })
   @ApiCreatedResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 409, 503)
-  async create(@Caller() caller: Identity, @Body() body: unknown) {
-    requireAdmin(caller, 'blazar:oshosts:post');
+  async create(@Body() body: unknown) {
     return { host: await this.hosts.create(object(body)) };
   }
 
   @Get('properties')
+  @Authorize('blazar:oshosts:get_resource_properties')
   @ApiOperation({ summary: 'List the extra-capability names hosts have' })
   @ApiQuery({ type: HostPropertiesQuery })
   @ApiOkResponse({ type: HostPropertyListBody, description: 'The names' })
   @ApiErrors(401, 403, 503)
-  async listProperties(@Caller() caller: Identity, @Query() query: Params) {
-    requireAdmin(caller, 'blazar:oshosts:get_resource_properties');
+  async listProperties(@Query() query: Params) {
     return { resource_properties: await this.properties.list(flag(query.detail), flag(query.all)) };
   }
 
   @Patch('properties/:name')
+  @Authorize('blazar:oshosts:update_resource_properties')
   @ApiOperation({ summary: 'Make an extra-capability name private or public' })
   @ApiBody({ type: HostPropertyUpdateRequest })
   @ApiOkResponse({ type: HostPropertyBody, description: 'The property' })
   @ApiErrors(400, 401, 403, 404, 503)
-  async updateProperty(
-    @Caller() caller: Identity,
-    @Param('name') name: string,
-    @Body() body: unknown,
-  ) {
-    requireAdmin(caller, 'blazar:oshosts:update_resource_properties');
+  async updateProperty(@Param('name') name: string, @Body() body: unknown) {
     const { private: isPrivate } = object(body);
     if (isPrivate === undefined)
       throw new InvalidInput('Missing parameter private', 'MissingParameter');
@@ -117,81 +113,81 @@ export class HostsController {
   }
 
   @Get('allocations')
+  @Authorize('blazar:oshosts:get_allocations', { inHandler: true })
   @ApiOperation({ summary: 'List every host with the reservations on it' })
   @ApiQuery({ type: AllocationsQuery })
   @ApiOkResponse({ type: AllocationListBody, description: 'The allocations' })
   @ApiErrors(400, 401, 403, 503)
   async listAllocations(@Caller() caller: Identity, @Query() query: Params) {
-    requireAdmin(caller, 'blazar:oshosts:get_allocations');
-    return { allocations: await this.allocations.list(query) };
+    return { allocations: await this.allocations.listFor(caller, query) };
   }
 
   @Get('capacity')
+  @Authorize('climate:capacity:get')
   @ApiOperation({ summary: 'Plan: matching hosts, reserved and free, step by step' })
   @ApiQuery({ type: CapacityQuery })
   @ApiOkResponse({ type: CapacityBody, description: 'The plan' })
   @ApiErrors(400, 401, 403, 503)
-  async capacity(@Caller() caller: Identity, @Query() query: Params) {
-    requireAdmin(caller, 'blazar:oshosts:get_allocations');
+  async capacity(@Query() query: Params) {
     return this.allocations.capacity(query);
   }
 
   @Get('availability')
+  @Authorize('climate:availability:get')
   @ApiOperation({ summary: 'The earliest windows with enough free matching hosts' })
   @ApiQuery({ type: AvailabilityQuery })
   @ApiOkResponse({ type: AvailabilityBody, description: 'The windows, earliest first' })
   @ApiErrors(400, 401, 403, 503)
-  async availability(@Caller() caller: Identity, @Query() query: Params) {
-    requireAdmin(caller, 'blazar:oshosts:get_allocations');
+  async availability(@Query() query: Params) {
     return this.allocations.availability(query);
   }
 
   @Get(':id')
+  @Authorize('blazar:oshosts:get')
   @ApiOperation({ summary: 'Show a host' })
   @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(401, 403, 404, 503)
-  async get(@Caller() caller: Identity, @Param('id') id: string) {
-    requireAdmin(caller, 'blazar:oshosts:get');
+  async get(@Param('id') id: string) {
     return { host: await this.hosts.get(id) };
   }
 
   @Put(':id')
+  @Authorize('blazar:oshosts:put')
   @ApiOperation({ summary: 'Update a host: capabilities, inventory, reservable' })
   @ApiBody({ type: HostUpdateRequest })
   @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
-  async update(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
-    requireAdmin(caller, 'blazar:oshosts:put');
+  async update(@Param('id') id: string, @Body() body: unknown) {
     return { host: await this.hosts.update(id, object(body ?? {})) };
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @Authorize('blazar:oshosts:delete')
   @ApiOperation({ summary: 'Remove a host nothing is reserved or running on' })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiErrors(401, 403, 404, 409, 503)
-  async remove(@Caller() caller: Identity, @Param('id') id: string): Promise<void> {
-    requireAdmin(caller, 'blazar:oshosts:delete');
+  async remove(@Param('id') id: string): Promise<void> {
     await this.hosts.delete(id);
   }
 
   @Get(':id/allocation')
+  @Authorize('blazar:oshosts:get_allocations', { inHandler: true })
   @ApiOperation({ summary: "Show a host's reservations" })
   @ApiQuery({ type: AllocationsQuery })
   @ApiOkResponse({ type: AllocationBody, description: 'The allocation' })
   @ApiErrors(400, 401, 403, 404, 503)
   async allocation(@Caller() caller: Identity, @Param('id') id: string, @Query() query: Params) {
-    requireAdmin(caller, 'blazar:oshosts:get_allocations');
-    return { allocation: await this.allocations.forHost(id, query) };
+    return { allocation: await this.allocations.forHostFor(caller, id, query) };
   }
 
   @Put(':id/pool')
+  @Authorize('blazar:oshosts:put')
   @ApiOperation({ summary: 'Move a host to the shared pool or back to the freepool' })
   @ApiBody({ type: PoolMoveRequest })
   @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
-  async move(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
-    requireAdmin(caller, 'blazar:oshosts:put');
+  async move(@Param('id') id: string, @Body() body: unknown) {
     return { host: await this.hosts.moveToPool(id, object(body)) };
   }
 }

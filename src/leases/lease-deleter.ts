@@ -1,7 +1,7 @@
 import { Injectable, Inject, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
-import { assertCanSee } from '../common/auth/policy.js';
+import { Policy } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
 import { InvalidStatus } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
@@ -26,6 +26,7 @@ export class LeaseDeleter {
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly notifier: LeaseNotifier,
+    private readonly policy: Policy,
   ) {}
 
   /**
@@ -35,7 +36,8 @@ export class LeaseDeleter {
   async delete(caller: Identity, id: string, ifMatch?: string): Promise<void> {
     const parts = await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
-      assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.enforce(caller, 'blazar:leases:delete', lease);
       checkVersion(lease, ifMatch);
       const found = await this.repo.parts(tx, lease);
       const running = found.events.some(

@@ -21,6 +21,7 @@ import {
 import type { Response } from 'express';
 import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
+import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { checkKey } from './idempotency.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
@@ -49,10 +50,11 @@ export class LeasesController {
 
   /** Streamed a page at a time: a list of every lease stays in bounded memory. */
   @Get()
+  @Authorize('blazar:leases:get')
   @ApiOperation({ summary: 'List the leases the caller may see' })
   // Written by hand (streamed), so the schema is declared here.
   @ApiOkResponse({ type: LeaseListBody, description: 'The leases' })
-  @ApiErrors(400, 401, 404, 503)
+  @ApiErrors(400, 401, 403, 404, 503)
   async list(
     @Caller() caller: Identity,
     @Query() query: ListLeasesQuery,
@@ -86,6 +88,7 @@ export class LeasesController {
 
   @Post()
   @HttpCode(201)
+  @Authorize('blazar:leases:post')
   @ApiOperation({ summary: 'Create a lease and reserve its resources' })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -118,9 +121,10 @@ export class LeasesController {
   }
 
   @Get(':id')
+  @Authorize('blazar:leases:get')
   @ApiOperation({ summary: 'Show a lease' })
   @ApiOkResponse({ type: LeaseBody, headers: ETAG, description: 'The lease' })
-  @ApiErrors(401, 404, 503)
+  @ApiErrors(401, 403, 404, 503)
   async get(
     @Caller() caller: Identity,
     @Param('id') id: string,
@@ -132,6 +136,7 @@ export class LeasesController {
   }
 
   @Put(':id')
+  @Authorize('blazar:leases:put')
   @ApiOperation({ summary: 'Update a lease: name, dates, reservation parameters' })
   @ApiHeader(IF_MATCH)
   @ApiOkResponse({ type: LeaseBody, headers: ETAG, description: 'The lease' })
@@ -150,10 +155,11 @@ export class LeasesController {
 
   @Delete(':id')
   @HttpCode(204)
+  @Authorize('blazar:leases:delete')
   @ApiOperation({ summary: 'Delete a lease; what its reservations hold goes back first' })
   @ApiHeader(IF_MATCH)
   @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiErrors(401, 404, 409, 412, 503)
+  @ApiErrors(401, 403, 404, 409, 412, 503)
   async remove(
     @Caller() caller: Identity,
     @Param('id') id: string,

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
-import { assertCanSee } from '../common/auth/policy.js';
+import { Policy } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import { sql } from '../database/sql.js';
@@ -53,6 +53,7 @@ export class LeasesService {
     private readonly enforcement: UsageEnforcement,
     private readonly notifier: LeaseNotifier,
     private readonly creator: LeaseCreator,
+    private readonly policy: Policy,
   ) {}
 
   /**
@@ -83,7 +84,7 @@ export class LeasesService {
     };
     if (query.marker !== undefined) {
       const marker = await this.repo.find(em, query.marker);
-      assertCanSee(caller, marker, 'lease_id', query.marker);
+      this.policy.assertCanSee(caller, marker, 'lease_id', query.marker);
       filter.marker = marker;
     }
     let left = query.limit ?? Infinity;
@@ -91,7 +92,9 @@ export class LeasesService {
       const size = Math.min(LIST_PAGE, left);
       const leases = await this.repo.list(em, { ...filter, limit: size });
       if (leases.length === 0) return;
-      const parts = await this.repo.withParts(em, leases);
+      // A site rule may narrow what a project sees (e.g. its user's own leases only).
+      const shown = leases.filter((l) => this.policy.allows(caller, 'blazar:leases:get', l));
+      const parts = await this.repo.withParts(em, shown);
       const extra = await describeAll(em, parts, this.plugins);
       yield parts.map((p) => toLeaseWire(p, this.plugins, extra));
       left -= leases.length;
@@ -122,7 +125,8 @@ export class LeasesService {
     const checked = external ? await this.checkUpdate(caller, id, dto, ifMatch) : null;
     const result = await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
-      assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.enforce(caller, 'blazar:leases:put', lease);
       checkVersion(lease, ifMatch);
       if (checked !== null && lease.version !== checked) {
         throw new Conflict(
@@ -166,7 +170,8 @@ export class LeasesService {
   ): Promise<number> {
     const draft = await rolledBack(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, id);
-      assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.assertCanSee(caller, lease, 'lease_id', id);
+      this.policy.enforce(caller, 'blazar:leases:put', lease);
       checkVersion(lease, ifMatch);
       const version = lease.version;
       const parts = await this.repo.parts(tx, lease);
@@ -187,7 +192,7 @@ export class LeasesService {
 
   private async visible(em: EntityManager, caller: Identity, id: string): Promise<Lease> {
     const lease = await this.repo.find(em, id);
-    assertCanSee(caller, lease, 'lease_id', id);
+    this.policy.assertCanSee(caller, lease, 'lease_id', id);
     return lease;
   }
 

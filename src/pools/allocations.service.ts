@@ -13,7 +13,10 @@ import { capacityPlan } from './capacity-plan.js';
 import { PowerReadiness } from './power-readiness.js';
 import { combine, HostQueryBuilder } from '../requirements/host-query.js';
 import { isUuid } from '../common/ids.js';
-import type { AllocationResponse } from './dto/allocation.dto.js';
+import type { Identity } from '../common/auth/identity.js';
+import { Policy, type Owner } from '../common/auth/policy.js';
+import { PolicyNotAuthorized } from '../common/errors.js';
+import type { AllocatedReservation, AllocationResponse } from './dto/allocation.dto.js';
 import type { AvailabilityBody, CapacityBody } from './dto/capacity.dto.js';
 
 export interface AllocationFilter {
@@ -49,30 +52,90 @@ export class AllocationsService {
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly readiness: PowerReadiness,
+    private readonly policy: Policy,
   ) {}
+
+  /**
+   * The allocations a caller may see. With blazar:oshosts:get_allocations: every host,
+   * and entries of leases it may not see (blazar:leases:get) anonymous. Without it: only
+   * its own lease's, asked for by lease_id or reservation_id, on the hosts holding them.
+   */
+  async listFor(caller: Identity, filter: AllocationFilter): Promise<AllocationResponse[]> {
+    const rule = 'blazar:oshosts:get_allocations';
+    if (this.policy.allows(caller, rule)) {
+      return this.list(filter, (owner) => this.policy.allows(caller, 'blazar:leases:get', owner));
+    }
+    const owners = await this.ownersAsked(filter);
+    const own = (o: Owner | null) =>
+      o !== null && this.policy.allows(caller, 'blazar:leases:get', o);
+    // Another project's lease gets the same answer as no lease: nothing leaks.
+    if (owners.length === 0 || !owners.every(own)) throw new PolicyNotAuthorized(rule);
+    const held = await this.list(filter, () => true);
+    return held.filter((a) => a.reservations.length > 0);
+  }
+
+  async forHostFor(
+    caller: Identity,
+    hostId: string,
+    filter: AllocationFilter,
+  ): Promise<AllocationResponse> {
+    const id = /^[0-9]{1,9}$/.test(hostId) ? Number(hostId) : null;
+    const [allocation] = id === null ? [] : await this.listFor(caller, { ...filter, host_id: id });
+    if (allocation === undefined) throw new NotFound('host_id', hostId);
+    return allocation;
+  }
+
+  /** The owners of the lease and reservation a query names (null for one that does not exist). */
+  private async ownersAsked(filter: AllocationFilter): Promise<(Owner | null)[]> {
+    const owners: (Owner | null)[] = [];
+    const asked = [
+      [uuidOrNull('lease_id', filter.lease_id), 'l.id'],
+      [uuidOrNull('reservation_id', filter.reservation_id), 'r.id'],
+    ] as const;
+    for (const [id, column] of asked) {
+      if (id === null) continue;
+      const { rows } = await sql<Owner>(
+        this.dataSource.manager,
+        `SELECT l.project_id AS "projectId", l.user_id AS "userId"
+           FROM leases l LEFT JOIN reservations r ON r.lease_id = l.id
+          WHERE ${column} = $1 LIMIT 1`,
+        [id],
+      );
+      owners.push(rows[0] ?? null);
+    }
+    return owners;
+  }
 
   /**
    * One entry per host, with the reservations on it (whole-host and instance slots, as
    * Blazar lists both). Without filters: current and
    * future ones; `lease_id` / `reservation_id` drop that bound; `start`/`end` set a window.
    */
-  async list(filter: AllocationFilter): Promise<AllocationResponse[]> {
+  async list(
+    filter: AllocationFilter,
+    full: (owner: Owner) => boolean = () => true,
+  ): Promise<AllocationResponse[]> {
     const now = this.clock.now();
     const leaseId = uuidOrNull('lease_id', filter.lease_id);
     const reservationId = uuidOrNull('reservation_id', filter.reservation_id);
     const start = filter.start ? parseInputDate(filter.start, now) : null;
     const end = filter.end ? parseInputDate(filter.end, now) : null;
     const unbounded = leaseId !== null || reservationId !== null;
-    const { rows } = await sql<{ host_id: number; reservations: JsonObject[] }>(
+    const { rows } = await sql<{ host_id: number; name: string; reservations: JsonObject[] }>(
       this.dataSource.manager,
-      `SELECT h.id AS host_id,
+      `SELECT h.id AS host_id, h.hypervisor_hostname AS name,
               coalesce(json_agg(json_build_object('id', x.reservation_id, 'lease_id', x.lease_id,
-                                                  'start_at', x.start_at, 'end_at', x.end_at)
+                                                  'start_at', x.start_at, 'end_at', x.end_at,
+                                                  'project_id', x.project_id,
+                                                  'user_id', x.user_id, 'slots', x.slots)
                                 ORDER BY x.start_at, x.reservation_id)
                        FILTER (WHERE x.reservation_id IS NOT NULL), '[]') AS reservations
          FROM hosts h
          LEFT JOIN (
-           SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at
+           SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at,
+                  l.project_id, l.user_id,
+                  (SELECT i.slots FROM instance_allocations i
+                    WHERE i.reservation_id = r.id AND i.host_id = a.host_id) AS slots
              FROM ${HOST_USAGE} a
              JOIN reservations r ON r.id = a.reservation_id
              JOIN leases l ON l.id = r.lease_id
@@ -87,20 +150,20 @@ export class AllocationsService {
     );
     return rows.map((r) => ({
       resource_id: String(r.host_id),
-      reservations: r.reservations.map((x) => ({
-        id: x.id as string,
-        lease_id: x.lease_id as string,
-        start_date: formatWireDate(new Date(x.start_at as string)),
-        end_date: formatWireDate(new Date(x.end_at as string)),
-      })),
+      hypervisor_hostname: r.name,
+      reservations: r.reservations.map((x) => {
+        const shown = full({ projectId: x.project_id as string, userId: x.user_id as string });
+        const entry: AllocatedReservation = {
+          // Another project's entry: when, on which host, and nothing that names it.
+          id: shown ? (x.id as string) : null,
+          lease_id: shown ? (x.lease_id as string) : null,
+          start_date: formatWireDate(new Date(x.start_at as string)),
+          end_date: formatWireDate(new Date(x.end_at as string)),
+        };
+        if (shown && typeof x.slots === 'number') entry.slots = x.slots;
+        return entry;
+      }),
     }));
-  }
-
-  async forHost(hostId: string, filter: AllocationFilter): Promise<AllocationResponse> {
-    const id = /^[0-9]{1,9}$/.test(hostId) ? Number(hostId) : null;
-    const [allocation] = id === null ? [] : await this.list({ ...filter, host_id: id });
-    if (allocation === undefined) throw new NotFound('host_id', hostId);
-    return allocation;
   }
 
   async capacity(query: Record<string, unknown>): Promise<CapacityBody> {

@@ -1,8 +1,6 @@
 import { Body, Controller, Get, Param, Put } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { Caller } from '../common/auth/caller.decorator.js';
-import type { Identity } from '../common/auth/identity.js';
-import { requireAdmin } from '../common/auth/policy.js';
+import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { InvalidInput, MissingParameter } from '../common/errors.js';
 import { toBoolean } from '../hosts/host-fields.js';
@@ -19,28 +17,24 @@ export class PowerController {
   ) {}
 
   @Get('power-plan')
+  @Authorize('climate:power_plan:get')
   @ApiOperation({
     summary:
       "Each host's power state and planned transitions; host-hours off, past and next 30 days",
   })
   @ApiOkResponse({ type: PowerPlanBody, description: 'The power plan' })
   @ApiErrors(401, 403, 503)
-  async plan(@Caller() caller: Identity): Promise<PowerPlanBody> {
-    requireAdmin(caller, 'climate:power_plan:get');
+  async plan(): Promise<PowerPlanBody> {
     return this.report.report();
   }
 
   @Put('os-hosts/:id/power')
+  @Authorize('climate:oshosts:power')
   @ApiOperation({ summary: 'Mark a host always on (never powered off by the plan), or not' })
   @ApiBody({ type: HostPowerRequest })
   @ApiOkResponse({ type: HostPowerBody, description: "The host's power" })
   @ApiErrors(400, 401, 403, 404, 503)
-  async setPower(
-    @Caller() caller: Identity,
-    @Param('id') id: string,
-    @Body() body: unknown,
-  ): Promise<HostPowerBody> {
-    requireAdmin(caller, 'climate:oshosts:power');
+  async setPower(@Param('id') id: string, @Body() body: unknown): Promise<HostPowerBody> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidInput('The body must be a JSON object');
     }

@@ -1,7 +1,8 @@
 import { json, raw, type NextFunction, type Request, type Response } from 'express';
 import type { AuthedRequest } from '../common/auth/auth.guard.js';
 import type { AuthStrategy } from '../common/auth/identity.js';
-import { ClimateError, PolicyNotAuthorized, ServiceUnavailable } from '../common/errors.js';
+import type { Policy } from '../common/auth/policy.js';
+import { ClimateError, ServiceUnavailable } from '../common/errors.js';
 import { markChecked } from '../common/input-guard.js';
 import { assertStorable } from '../common/storable.js';
 import { FilterBodyWorker, parseError, SMALL_PART_LIMIT } from './filter-body-worker.js';
@@ -67,11 +68,12 @@ export function refuse(req: Request, res: Response, error: ClimateError): void {
  */
 export function filterGate(
   strategy: AuthStrategy,
+  policy: Policy,
   worker: FilterBodyWorker,
 ): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
-    gate(strategy, worker, req as AuthedRequest, res).then(next, (error: unknown) => {
+    gate(strategy, policy, worker, req as AuthedRequest, res).then(next, (error: unknown) => {
       if (error instanceof ClimateError) refuse(req, res, error);
       else next(error);
     });
@@ -80,12 +82,14 @@ export function filterGate(
 
 async function gate(
   strategy: AuthStrategy,
+  policy: Policy,
   worker: FilterBodyWorker,
   req: AuthedRequest,
   res: Response,
 ): Promise<void> {
   const identity = await strategy.authenticate(req.headers);
-  if (!identity.isAdmin) throw new PolicyNotAuthorized(FILTER_RULE);
+  // The route's rule, as POLICY_FILE has it (the guard checks it again).
+  policy.enforce(identity, FILTER_RULE);
   req.identity = identity;
   const length = Number(req.headers['content-length']);
   if (Number.isFinite(length) && length <= SMALL_PART_LIMIT) {

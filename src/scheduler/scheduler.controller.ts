@@ -1,9 +1,7 @@
 import { Body, Controller, HttpCode, Post, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Caller } from '../common/auth/caller.decorator.js';
-import type { Identity } from '../common/auth/identity.js';
-import { requireAdmin } from '../common/auth/policy.js';
+import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { FilterRequestBody, FilterResponse } from './dto/filter.dto.js';
 import { ReservedBoot, wantsReservation } from './reserved-boot.js';
@@ -19,6 +17,7 @@ export class SchedulerController {
 
   @Post('scheduler/filter')
   @HttpCode(200)
+  @Authorize('climate:scheduler:filter')
   @ApiOperation({ summary: 'Which hosts a boot may use (asked by the Nova filter)' })
   @ApiBody({ type: FilterRequestBody })
   @ApiQuery({
@@ -30,13 +29,7 @@ export class SchedulerController {
   // Written by hand (cached bytes), so the schema is declared here.
   @ApiOkResponse({ type: FilterResponse, description: 'The hosts that pass' })
   @ApiErrors(400, 401, 403, 409, 503)
-  async run(
-    @Caller() caller: Identity,
-    @Body() body: FilterRequest,
-    @Query('explain') explain: unknown,
-    @Res() res: Response,
-  ) {
-    requireAdmin(caller, 'climate:scheduler:filter');
+  async run(@Body() body: FilterRequest, @Query('explain') explain: unknown, @Res() res: Response) {
     const request = body ?? {};
     // A boot that asks for its own lease gets it first (one per instance, however often
     // Nova asks), then the hosts it may use until and from its start.

@@ -8,6 +8,20 @@ export interface Identity {
   token?: string;
 }
 
+/** Keystone's default implied roles: admin implies member, member implies reader. */
+const IMPLIES: Record<string, string[]> = { admin: ['member', 'reader'], member: ['reader'] };
+
+/**
+ * The roles as Keystone gives them in a token: with the roles they imply. For the
+ * noauth and tokens strategies; Keystone's tokens carry the implied roles already.
+ */
+export function withImpliedRoles(roles: string[]): string[] {
+  const all = new Set(roles);
+  for (const role of roles)
+    for (const implied of IMPLIES[role.toLowerCase()] ?? []) all.add(implied);
+  return [...all];
+}
+
 export function makeIdentity(userId: string, projectId: string, roles: string[]): Identity {
   return { userId, projectId, roles, isAdmin: roles.includes('admin') };
 }

@@ -19,4 +19,15 @@ describe('NoAuthStrategy', () => {
     expect(caller).toMatchObject({ projectId: 'p'.repeat(255), userId: 'admin', isAdmin: false });
     expect(await auth.authenticate({})).toMatchObject({ projectId: 'admin', isAdmin: true });
   });
+
+  it.each([
+    ['admin', ['admin', 'member', 'reader']],
+    ['member', ['member', 'reader']],
+    ['reader', ['reader']],
+    ['Member,gpu', ['Member', 'gpu', 'reader']],
+    ['', []],
+  ])('should give X-Roles %j the roles it implies, as Keystone does: %j', async (roles, all) => {
+    const caller = await auth.authenticate({ 'x-roles': roles });
+    expect([...caller.roles].sort()).toEqual([...all].sort());
+  });
 });

@@ -1,6 +1,13 @@
 import { InvalidInput } from '../errors.js';
 import { characters } from '../storable.js';
-import { AuthStrategy, header, Headers, Identity, makeIdentity } from './identity.js';
+import {
+  AuthStrategy,
+  header,
+  Headers,
+  Identity,
+  makeIdentity,
+  withImpliedRoles,
+} from './identity.js';
 
 /** The leases' project_id and user_id columns: varchar(255). */
 const MAX_ID = 255;
@@ -29,6 +36,6 @@ export class NoAuthStrategy extends AuthStrategy {
             .split(',')
             .map((r) => r.trim())
             .filter((r) => r !== '');
-    return makeIdentity(user, project, roles);
+    return makeIdentity(user, project, withImpliedRoles(roles));
   }
 }

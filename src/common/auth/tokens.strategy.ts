@@ -1,6 +1,13 @@
 import type { TokenEntry } from '../../config/tokens-file.js';
 import { Unauthorized } from '../errors.js';
-import { AuthStrategy, header, Headers, Identity, makeIdentity } from './identity.js';
+import {
+  AuthStrategy,
+  header,
+  Headers,
+  Identity,
+  makeIdentity,
+  withImpliedRoles,
+} from './identity.js';
 
 /** Static tokens from a file, sent as X-Auth-Token. */
 export class TokensStrategy extends AuthStrategy {
@@ -9,7 +16,7 @@ export class TokensStrategy extends AuthStrategy {
   constructor(entries: Map<string, TokenEntry>) {
     super();
     for (const [token, e] of entries) {
-      this.tokens.set(token, makeIdentity(e.user_id, e.project_id, e.roles));
+      this.tokens.set(token, makeIdentity(e.user_id, e.project_id, withImpliedRoles(e.roles)));
     }
   }
 

@@ -5,7 +5,7 @@ import { ErrorResponse } from './error.response.js';
 const MEANING = {
   400: 'Invalid input (InvalidInput, MissingParameter, MalformedParameter, …)',
   401: 'No valid X-Auth-Token',
-  403: 'Not allowed: the policy (admin only routes), or a project usage limit (leases)',
+  403: 'Not allowed: the policy rule the route names (x-policy), or a project usage limit (leases)',
   404: 'No such object, or one the caller may not see',
   409: 'Conflicts with the current state (no room, wrong status, concurrent update)',
   412: 'If-Match does not name the current version',

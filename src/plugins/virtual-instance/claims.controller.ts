@@ -2,6 +2,7 @@ import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common'
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOperation } from '@nestjs/swagger';
 import { Caller } from '../../common/auth/caller.decorator.js';
 import type { Identity } from '../../common/auth/identity.js';
+import { Authorize } from '../../common/auth/policy.js';
 import { ApiErrors } from '../../common/dto/api-errors.decorator.js';
 import { InvalidInput } from '../../common/errors.js';
 import { ClaimsService } from './claims.service.js';
@@ -14,10 +15,11 @@ export class ClaimsController {
 
   @Post('reservations/:id/claims')
   @HttpCode(201)
+  @Authorize('climate:claims:post')
   @ApiOperation({ summary: 'Claim a slot of an active instance reservation for a server' })
   @ApiBody({ type: ClaimRequest })
   @ApiCreatedResponse({ type: ClaimBody, description: 'The claim' })
-  @ApiErrors(400, 401, 404, 409, 503)
+  @ApiErrors(400, 401, 403, 404, 409, 503)
   async claim(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidInput('The body must be a JSON object');
@@ -27,9 +29,10 @@ export class ClaimsController {
 
   @Delete('claims/:id')
   @HttpCode(204)
+  @Authorize('climate:claims:delete')
   @ApiOperation({ summary: "Release a server's claim on a slot" })
   @ApiNoContentResponse({ description: 'Released' })
-  @ApiErrors(401, 404, 409, 503)
+  @ApiErrors(401, 403, 404, 409, 503)
   async release(@Caller() caller: Identity, @Param('id') id: string): Promise<void> {
     await this.claims.release(caller, id);
   }

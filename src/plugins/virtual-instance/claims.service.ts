@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../../common/auth/identity.js';
-import { assertCanSee } from '../../common/auth/policy.js';
+import { Policy } from '../../common/auth/policy.js';
 import { Clock } from '../../common/clock.js';
 import {
   ClimateError,
@@ -37,6 +37,7 @@ export class ClaimsService {
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly policy: Policy,
   ) {}
 
   async claim(
@@ -73,7 +74,7 @@ export class ClaimsService {
     wantedHost: string | undefined,
   ): Promise<ClaimResponse> {
     return withTransaction(this.dataSource, async (tx) => {
-      await this.lockReservation(tx, caller, reservationId);
+      await this.lockReservation(tx, caller, 'climate:claims:post', reservationId);
       const existing = await sql<{ id: string; host: string }>(
         tx,
         `SELECT c.id, h.hypervisor_hostname AS host FROM claims c JOIN hosts h ON h.id = c.host_id
@@ -128,7 +129,14 @@ export class ClaimsService {
         [claimId],
       );
       if (rows.length === 0) throw new NotFound('claim_id', claimId);
-      await this.lockReservation(tx, caller, rows[0].reservation_id, 'claim_id', claimId);
+      await this.lockReservation(
+        tx,
+        caller,
+        'climate:claims:delete',
+        rows[0].reservation_id,
+        'claim_id',
+        claimId,
+      );
       await sql(tx, `DELETE FROM claims WHERE id = $1`, [claimId]);
     });
     this.metrics.claims.inc({ result: 'released' });
@@ -138,20 +146,22 @@ export class ClaimsService {
   private async lockReservation(
     tx: EntityManager,
     caller: Identity,
+    rule: string,
     reservationId: string,
     kind = 'reservation_id',
     shownId = reservationId,
   ): Promise<void> {
     const found = isUuid(reservationId)
-      ? await sql<{ projectId: string; status: string; resource_type: string }>(
+      ? await sql<{ projectId: string; userId: string; status: string; resource_type: string }>(
           tx,
-          `SELECT l.project_id AS "projectId", r.status, r.resource_type FROM reservations r
+          `SELECT l.project_id AS "projectId", l.user_id AS "userId", r.status, r.resource_type FROM reservations r
              JOIN leases l ON l.id = r.lease_id WHERE r.id = $1 FOR UPDATE OF r`,
           [reservationId],
         )
       : { rows: [] };
     const row = found.rows[0] ?? null;
-    assertCanSee(caller, row, kind, shownId);
+    this.policy.assertCanSee(caller, row, kind, shownId);
+    this.policy.enforce(caller, rule, row);
     if (row.resource_type !== 'virtual:instance') {
       throw new InvalidInput(`Reservation ${reservationId} is not a virtual:instance reservation`);
     }

@@ -20,23 +20,43 @@ export class AllocationsQuery {
 }
 
 export class AllocatedReservation {
-  @ApiProperty({ format: 'uuid' })
-  id!: string;
+  @ApiProperty({
+    type: 'string',
+    format: 'uuid',
+    nullable: true,
+    description: "Null for another project's reservation (an anonymous reserved slot)",
+  })
+  id!: string | null;
 
-  @ApiProperty({ format: 'uuid' })
-  lease_id!: string;
+  @ApiProperty({
+    type: 'string',
+    format: 'uuid',
+    nullable: true,
+    description: "Null for another project's lease",
+  })
+  lease_id!: string | null;
 
   @ApiWireDate()
   start_date!: string;
 
   @ApiWireDate()
   end_date!: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'An instance reservation: the slots it holds on this host',
+  })
+  slots?: number;
 }
 
 /** Blazar's allocation: a host and the reservations on it (whole host or slots). */
 export class AllocationResponse {
   @ApiProperty({ pattern: '^[0-9]+$', description: 'The host id' })
   resource_id!: string;
+
+  @ApiProperty({ description: "The host's name (a tenant may not be allowed to list hosts)" })
+  hypervisor_hostname!: string;
 
   @ApiProperty({ type: [AllocatedReservation] })
   reservations!: AllocatedReservation[];
