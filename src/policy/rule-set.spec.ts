@@ -114,7 +114,7 @@ describe('policySample', () => {
   });
 
   it('should match docs/policy.yaml.sample (else run npm run policy:sample)', () => {
-    const committed = readFileSync(join(__dirname, '../../../../docs/policy.yaml.sample'), 'utf8');
+    const committed = readFileSync(join(__dirname, '../../docs/policy.yaml.sample'), 'utf8');
     expect(committed).toBe(policySample());
   });
 });
