@@ -5,6 +5,10 @@
  * local test server). Prints p50/p99 latency over HTTP on loopback and SQL statements
  * per request of the hot paths, creates/s with 64 clients and the CPU per create of
  * Node and PostgreSQL, then one table of everything with the machine on top.
+ * Then the start and end storm (storm.ts): BENCH_STORM_LEASES host leases and as many
+ * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
+ * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
+ * HOST_WEIGHTS=gpu=10 and without weights.
  */
 import 'reflect-metadata';
 import { describeMachine } from './machine.js';
@@ -12,6 +16,8 @@ import { formatTable } from './report.js';
 import { runScenario, ScenarioResult, withAdmin } from './scenario.js';
 import type { SeedShape } from './seed.js';
 import { statements } from './stats.js';
+import { formatStorm, runStorm } from './storm.js';
+import { formatPacking, runPacking } from './packing.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = (process.env.BENCH_HOSTS ?? '1000,10000').split(',').map((s) => Number(s.trim()));
@@ -21,6 +27,9 @@ const SHAPE = process.env.BENCH_SHAPE ?? 'both';
 const BUDGET_MS = Number(process.env.BENCH_OPERATION_SECONDS ?? 5) * 1000;
 const CLIENTS = 64;
 const THROUGHPUT_SECONDS = 10;
+const STORM_LEASES = Number(process.env.BENCH_STORM_LEASES ?? 1000);
+const STORM_MANAGERS = (process.env.BENCH_STORM_MANAGERS ?? '1,2').split(',').map(Number);
+const STORM_ONLY = process.env.BENCH_STORM_ONLY === '1';
 
 function shapes(): SeedShape[] {
   if (SHAPE === 'both') return ['today', 'blazar'];
@@ -41,7 +50,7 @@ async function main(): Promise<void> {
   statements.install();
   const results: ScenarioResult[] = [];
   const t0 = Date.now();
-  for (const hosts of SIZES) {
+  for (const hosts of STORM_ONLY ? [] : SIZES) {
     for (const shape of shapes()) {
       results.push(
         await runScenario({
@@ -61,7 +70,20 @@ async function main(): Promise<void> {
     `BENCH_HOSTS=${SIZES.join(',')} BENCH_SHAPE=${SHAPE}, ${PER_HOST} allocations per host, ` +
       `${((Date.now() - t0) / 1000).toFixed(0)} s in all\n`,
   );
-  console.log(formatTable(results));
+  if (results.length > 0) console.log(formatTable(results));
+  if (STORM_LEASES > 0) {
+    console.log(`\n== storm: ${STORM_LEASES} host and ${STORM_LEASES} instance leases`);
+    const storm = await runStorm({
+      server: SERVER,
+      hostLeases: STORM_LEASES,
+      instanceLeases: STORM_LEASES,
+      managers: STORM_MANAGERS,
+    });
+    console.log(`\n${formatStorm(storm)}`);
+  }
+  const packing = [];
+  for (const weights of ['gpu=10', '']) packing.push(await runPacking(SERVER, 100, 6, weights));
+  console.log(`\n${formatPacking(packing)}`);
 }
 
 main().catch((error: unknown) => {

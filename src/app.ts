@@ -7,7 +7,7 @@ import { httpMiddleware, requestIds } from './common/http-middleware.js';
 import { InputGuard } from './common/input-guard.js';
 import { JsonLogger } from './common/json-logger.js';
 import { setupOpenApi } from './common/openapi.js';
-import type { Config } from './config/config.js';
+import { databasePoolSize, type Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
 import { ENTITIES } from './entities.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
@@ -35,7 +35,7 @@ export async function buildApp(
   const progress = (msg: string) => {
     if (logger !== false) logger.log({ msg }, 'climate');
   };
-  const database = await openDatabase(config, undefined, progress, ENTITIES);
+  const database = await openDatabase(config, databasePoolSize(config), progress, ENTITIES);
   let migrationsApplied: string[];
   try {
     migrationsApplied = await migrate(database.dataSource, progress);

@@ -85,7 +85,7 @@ class FakeKeystone {
           expires_at: expires,
           user: { id: 'u1' },
           project: { id: 'p1' },
-          roles: [{ name: 'member' }],
+          roles: [{ name: 'member' }, { name: 'reader' }], // Keystone lists the implied role too
         },
       }),
     );

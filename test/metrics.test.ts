@@ -140,7 +140,8 @@ describe('GET /metrics', () => {
 
   it('should expose the database pool and process metrics in a registry of its own', async () => {
     const text = await scrape();
-    expect(sample(text, 'climate_db_pool_connections', { state: 'max' })).toBe(10);
+    // 10, plus EVENT_CONCURRENCY where the manager runs (DATABASE_POOL_SIZE).
+    expect(sample(text, 'climate_db_pool_connections', { state: 'max' })).toBe(26);
     expect(sample(text, 'climate_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
     expect(sample(text, 'climate_db_pool_waiting')).toBe(0);
     expect(sample(text, 'climate_metrics_collect_errors_total')).toBe(0);

@@ -23,6 +23,8 @@ export interface Config {
   /** How long a new database connection (or a free one from the pool) may take. */
   databaseConnectTimeoutMs: number;
   databaseQueryTimeoutMs: number;
+  /** Connections in the pool; 0: 10, plus EVENT_CONCURRENCY where the manager runs. */
+  databasePoolSize: number;
   dataDir: string;
   host: string;
   port: number;
@@ -68,6 +70,8 @@ export interface Config {
   novaActionTimeoutSeconds: number;
   cleaningTimeMinutes: number;
   topologyLevels: string[];
+  /** HOST_WEIGHTS: what a host costs placement per property it has (keeps scarce hosts free). */
+  hostWeights: Map<string, number>;
   beforeEndAction: '' | 'snapshot';
   recycleGraceMinutes: number;
   healIntervalMs: number;
@@ -151,6 +155,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     databaseUrl: r.optional('DATABASE_URL'),
     databaseConnectTimeoutMs: r.int('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseQueryTimeoutMs: r.int('DATABASE_QUERY_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    databasePoolSize: r.int('DATABASE_POOL_SIZE', 0, 0, 1000),
     dataDir: r.text('DATA_DIR', './data'),
     host: r.text('HOST', '127.0.0.1'),
     port: r.int('PORT', 1234, 0, 65535),
@@ -187,6 +192,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     novaActionTimeoutSeconds: r.int('NOVA_ACTION_TIMEOUT_SECONDS', 300, 1, 86_400),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),
+    hostWeights: hostWeights(r),
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
     recycleGraceMinutes: r.int('RECYCLE_GRACE_MINUTES', 60, 0, 10_080),
     healIntervalMs: r.int('HEAL_INTERVAL_MS', 60_000, 1000, 86_400_000),
@@ -307,4 +313,24 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** The pool fits the manager's concurrency: each running event holds a connection at times. */
+export function databasePoolSize(config: Config): number {
+  if (config.databasePoolSize > 0) return config.databasePoolSize;
+  return config.role === 'api' ? 10 : 10 + config.eventConcurrency;
+}
+
+/** HOST_WEIGHTS: `property=weight` pairs, weights whole numbers from 0 to 1,000,000. */
+function hostWeights(r: Reader): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const pair of r.list('HOST_WEIGHTS', ['gpu=10'])) {
+    const match = /^([A-Za-z0-9_:.-]{1,64})=(\d{1,7})$/.exec(pair);
+    if (match === null || Number(match[2]) > 1_000_000) {
+      r.problems.push(`HOST_WEIGHTS=${pair}: must be property=weight, a weight from 0 to 1000000`);
+    } else {
+      weights.set(match[1], Number(match[2]));
+    }
+  }
+  return weights;
 }

@@ -15,6 +15,9 @@ import { LeaseSortIndexes1764900000000 } from './migrations/1764900000000-LeaseS
 import { TimeOrderedIds1765000000000 } from './migrations/1765000000000-TimeOrderedIds.js';
 import { DropLeaseWindowIndex1765000000001 } from './migrations/1765000000001-DropLeaseWindowIndex.js';
 import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
+import { PoolStateAtCommit1765230000000 } from './migrations/1765230000000-PoolStateAtCommit.js';
+import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts.js';
+import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -34,4 +37,7 @@ export const MIGRATIONS = [
   TimeOrderedIds1765000000000,
   DropLeaseWindowIndex1765000000001,
   HostBusy1765100000000,
+  PoolStateAtCommit1765230000000,
+  GaugeCounts1765230000001,
+  PlacementCost1765230000002,
 ];

@@ -17,6 +17,7 @@ import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
 import { PoolSync } from '../plugins/physical-host/pool-sync.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
+import { compactGaugeCounts } from '../observability/gauge-counts.js';
 import { Metrics } from '../observability/metrics.js';
 
 /**
@@ -61,6 +62,10 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
       // Apart, so that neither it nor the rest can stop the other.
       await refreshHostBusy(this.dataSource.manager).catch((error: unknown) => {
         this.logger.error({ msg: 'host_busy refresh failed', error: String(error) });
+      });
+      // Keeps the count tables of /metrics small even where nothing scrapes.
+      await compactGaugeCounts(this.dataSource.manager).catch((error: unknown) => {
+        this.logger.error({ msg: 'gauge count compaction failed', error: String(error) });
       });
       await this.followDriver();
       await this.healing.heal();

@@ -30,6 +30,11 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   private readonly logger = new Logger('manager');
   private readonly running = new Set<Promise<void>>();
   private ticking = false;
+  private claiming = false;
+  /** A slot freed while a claim ran: claim again after it. */
+  private again = false;
+  /** Claims as soon as a slot frees, not only at the next poll (with the timer on). */
+  private refilling = false;
   private stopped = false;
 
   constructor(
@@ -46,6 +51,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     if (this.config.role === 'api' || !this.config.managerTimer) return;
     const timer = setInterval(() => void this.tick(), this.config.eventPollMs);
     this.scheduler.addInterval(TIMER, timer);
+    this.refilling = true;
     this.pulse.started();
     this.logger.log({
       msg: 'manager started',
@@ -56,6 +62,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    this.refilling = false;
     if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
     // Bounded wait for running work; what is cut off is retaken when its claim expires.
     await Promise.race([this.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
@@ -70,19 +77,12 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     if (this.ticking || this.stopped) return 0;
     this.ticking = true;
     try {
-      const free = this.config.eventConcurrency - this.running.size;
-      const claimed = await this.events.claimDue(
-        this.clock.shared(),
-        this.owner,
-        this.config.eventClaimTtlMs,
-        free,
-      );
-      if (claimed.length > 0) this.launch(claimed);
+      const claimed = await this.claimEvents();
       const resyncs = await this.resyncs.claim();
       for (const work of resyncs) void this.keep(work);
       // Readiness: this manager can claim events.
       this.pulse.polled();
-      return claimed.length + resyncs.length;
+      return claimed + resyncs.length;
     } catch (error) {
       this.pulse.polled(error);
       this.logger.error(error instanceof Error ? error : String(error));
@@ -90,6 +90,43 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * Claims what fits in the free concurrency, again while slots freed meanwhile: a storm
+   * of due events runs at the speed of its actions, not one batch per poll.
+   */
+  private async claimEvents(): Promise<number> {
+    if (this.claiming) {
+      this.again = true;
+      return 0;
+    }
+    this.claiming = true;
+    try {
+      let total = 0;
+      do {
+        this.again = false;
+        const claimed = await this.events.claimDue(
+          this.clock.shared(),
+          this.owner,
+          this.config.eventClaimTtlMs,
+          this.config.eventConcurrency - this.running.size,
+        );
+        if (claimed.length > 0) this.launch(claimed);
+        total += claimed.length;
+      } while (this.again && this.refilling && !this.stopped);
+      return total;
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  /** A slot is free: claim into it now rather than at the next poll. */
+  private refill(): void {
+    if (!this.refilling || this.stopped) return;
+    this.claimEvents().catch((error: unknown) => {
+      this.logger.error(error instanceof Error ? error : String(error));
+    });
   }
 
   /** Waits until every event this replica started has finished. */
@@ -112,7 +149,12 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   /** Running work, so that shutdown and `drain` wait for it. */
   private keep(work: Promise<void>): Promise<void> {
     this.running.add(work);
-    void work.finally(() => this.running.delete(work)).catch(() => undefined);
+    void work
+      .finally(() => {
+        this.running.delete(work);
+        this.refill();
+      })
+      .catch(() => undefined);
     return work;
   }
 

@@ -11,7 +11,7 @@ import type { Config } from '../config/config.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { sql, SqlParams } from '../database/sql.js';
 import { withFramedTransaction } from '../database/framed-transaction.js';
-import { withTransaction } from '../database/transaction.js';
+import { pgCode, RETRYABLE, withTransaction } from '../database/transaction.js';
 import {
   ProjectLimitsService,
   toSpans,
@@ -55,6 +55,9 @@ interface PlannedReservation {
 interface Times extends Window {
   beforeEnd: Date | null;
 }
+
+/** Attempts of a create's second round, after the framed transaction's own eight. */
+const CREATE_RETRIES = 16;
 
 /** The key a create claims: the caller's project, the header, the body's hash. */
 interface KeyClaim {
@@ -178,8 +181,11 @@ export class LeaseCreator {
     try {
       return await withFramedTransaction(this.dataSource, fn);
     } catch (error) {
-      if (!(error instanceof StaleChoice)) throw error;
-      return withTransaction(this.dataSource, fn);
+      // Creates racing for the same free hosts lose in turn (each retry picks the next
+      // host the winners took): they go on here, so a client sees a 409 only when the
+      // race outlasts both rounds of retries.
+      if (!(error instanceof StaleChoice) && !RETRYABLE.has(pgCode(error) ?? '')) throw error;
+      return withTransaction(this.dataSource, fn, CREATE_RETRIES);
     }
   }
 

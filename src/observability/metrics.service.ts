@@ -4,6 +4,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { LEASE_STATUSES } from '../model/lease-status.js';
 import { errorMessage, SingleFlight, within } from './bounded.js';
+import { compactGaugeCounts, readGaugeCounts } from './gauge-counts.js';
 import { Metrics } from './metrics.js';
 
 /** The pools a host sits in (one at a time); `none` for a host in no pool. */
@@ -45,7 +46,7 @@ export class MetricsService {
   }
 
   /**
-   * The exposition text. The database gauges are read with one grouped COUNT each, bounded
+   * The exposition text. The database gauges are read from small count tables, bounded
    * by DATABASE_CONNECT_TIMEOUT_MS; when that fails they are left out of this scrape (and
    * counted), so a database outage never hangs the scrape.
    */
@@ -82,17 +83,17 @@ export class MetricsService {
   }
 
   private async readDatabase(): Promise<void> {
-    const hosts = await this.dataSource.query<{ pool: string; reservable: boolean; n: number }[]>(
-      `SELECT coalesce(p.kind, 'none') AS pool, h.reservable, count(*)::int AS n
-         FROM hosts h
-         LEFT JOIN aggregate_hosts p
-           ON p.host_id = h.id AND p.kind IN ('freepool', 'shared', 'recycle', 'reservation')
-        GROUP BY 1, 2`,
-    );
-    const leases = await this.dataSource.query<{ status: string; n: number; degraded: number }[]>(
-      `SELECT status, count(*)::int AS n, (count(*) FILTER (WHERE degraded))::int AS degraded
-         FROM leases GROUP BY status`,
-    );
+    // From the count tables, never a scan of hosts or leases: see GaugeCounts.
+    await compactGaugeCounts(this.dataSource.manager);
+    const counts = await readGaugeCounts(this.dataSource.manager);
+    const hosts = counts.poolHosts;
+    const leases = new Map<string, { n: number; degraded: number }>();
+    for (const row of counts.leases) {
+      const entry = leases.get(row.status) ?? { n: 0, degraded: 0 };
+      entry.n += row.n;
+      if (row.degraded) entry.degraded += row.n;
+      leases.set(row.status, entry);
+    }
 
     const { poolHosts, leases: byStatus, degradedLeases } = this.metrics;
     // Zeros first, so that an emptied pool or status reads 0 rather than vanishing.
@@ -101,8 +102,8 @@ export class MetricsService {
     for (const row of hosts)
       poolHosts.set({ pool: row.pool, reservable: String(row.reservable) }, row.n);
     for (const status of LEASE_STATUSES) byStatus.set({ status }, 0);
-    for (const row of leases) byStatus.set({ status: row.status }, row.n);
-    degradedLeases.set(leases.reduce((sum, row) => sum + row.degraded, 0));
+    for (const [status, row] of leases) byStatus.set({ status }, row.n);
+    degradedLeases.set([...leases.values()].reduce((sum, row) => sum + row.degraded, 0));
     // The outbox itself, not a publisher's memory: true on every replica, whatever the broker.
     const outbox = await this.dataSource.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM notification_outbox WHERE NOT published`,

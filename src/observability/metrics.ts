@@ -148,7 +148,7 @@ export class Metrics {
   });
 
   /** Reads the power plan's gauges at scrape time; set by the power module. */
-  powerReader: (() => Promise<void>) | null = null;
+  powerReader: (() => void) | null = null;
 
   readonly powerHosts = new Gauge({
     name: 'climate_power_hosts',

@@ -3,6 +3,7 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js
 import { HostQueryBuilder } from '../requirements/host-query.js';
 import { FreeStarts } from './free-starts.js';
 import { AllocationsService } from './allocations.service.js';
+import { PlacementWeights } from './placement-weights.js';
 import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
@@ -19,6 +20,7 @@ import { PowerReadiness } from './power-readiness.js';
     FreeStarts,
     AllocationsService,
     HostQueryBuilder,
+    PlacementWeights,
     PoolsRepository,
     PoolsService,
     PowerReadiness,

@@ -14,8 +14,6 @@ import { powerSettings, situationOf } from './situations.js';
 
 const HOUR = 3_600_000;
 const DAYS_30 = 30 * 24 * HOUR;
-/** A scrape reuses figures this recent (each costs a read of 30 days of backlog). */
-const METRICS_MAX_AGE_MS = 30_000;
 
 const hours = (ms: number) => Math.round((ms / HOUR) * 100) / 100;
 
@@ -27,7 +25,10 @@ const hours = (ms: number) => Math.round((ms / HOUR) * 100) / 100;
 @Injectable()
 export class PowerReport implements OnModuleInit {
   private readonly reads = new SingleFlight<PowerPlanBody>();
-  private cached: { at: number; body: PowerPlanBody } | null = null;
+  private published: {
+    states: Map<string, number>;
+    hours: PowerPlanBody['host_hours_off'];
+  } | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -38,7 +39,8 @@ export class PowerReport implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.metrics.powerReader = () => this.readMetrics();
+    // With the plan off there is nothing to publish and nothing is computed.
+    if (this.config.power.plan) this.metrics.powerReader = () => this.readMetrics();
   }
 
   async report(ids: number[] | null = null): Promise<PowerPlanBody> {
@@ -92,24 +94,26 @@ export class PowerReport implements OnModuleInit {
     };
   }
 
-  /** The gauges of /metrics, from a report at most METRICS_MAX_AGE_MS old. */
-  private async readMetrics(): Promise<void> {
-    const fresh = this.cached !== null && Date.now() - this.cached.at < METRICS_MAX_AGE_MS;
-    const body = fresh
-      ? (this.cached as { body: PowerPlanBody }).body
-      : await this.reads.run(() =>
-          within(this.report(), this.config.databaseConnectTimeoutMs * 2, 'the power report'),
-        );
-    this.cached = { at: fresh ? (this.cached as { at: number }).at : Date.now(), body };
-    for (const state of POWER_STATES) this.metrics.powerHosts.set({ state }, 0);
-    for (const h of body.hosts) this.metrics.powerHosts.inc({ state: h.power_state });
-    this.metrics.powerOffHostHours.set(
-      { window: 'past_30_days' },
-      body.host_hours_off.past_30_days,
+  /**
+   * Sets the gauges of /metrics from a fresh report: called by the manager's power run,
+   * never by a scrape (a report reads every host and 30 days of usage).
+   */
+  async refreshMetrics(): Promise<void> {
+    if (!this.config.power.plan) return;
+    const body = await this.reads.run(() =>
+      within(this.report(), this.config.databaseConnectTimeoutMs * 2, 'the power report'),
     );
-    this.metrics.powerOffHostHours.set(
-      { window: 'next_30_days' },
-      body.host_hours_off.next_30_days,
-    );
+    const states = new Map<string, number>(POWER_STATES.map((state) => [state, 0]));
+    for (const h of body.hosts) states.set(h.power_state, (states.get(h.power_state) ?? 0) + 1);
+    this.published = { states, hours: body.host_hours_off };
+  }
+
+  /** The gauges as the last power run left them; nothing is read at scrape time. */
+  private readMetrics(): void {
+    if (this.published === null) return;
+    for (const [state, n] of this.published.states) this.metrics.powerHosts.set({ state }, n);
+    const { past_30_days, next_30_days } = this.published.hours;
+    this.metrics.powerOffHostHours.set({ window: 'past_30_days' }, past_30_days);
+    this.metrics.powerOffHostHours.set({ window: 'next_30_days' }, next_30_days);
   }
 }

@@ -12,6 +12,7 @@ import type { Config } from '../config/config.js';
 import { errorMessage } from '../observability/bounded.js';
 import { PowerTransitions } from './power-transitions.js';
 import { PowerRepository } from './power.repository.js';
+import { PowerReport } from './power-report.js';
 import { Provisioning } from './provisioning.js';
 
 const DAY = 86_400_000;
@@ -37,6 +38,7 @@ export class PowerService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly repo: PowerRepository,
     private readonly transitions: PowerTransitions,
     private readonly provisioning: Provisioning,
+    private readonly report: PowerReport,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -66,6 +68,8 @@ export class PowerService implements OnApplicationBootstrap, OnApplicationShutdo
       ['decide', async () => this.transitions.act(await this.transitions.decide())],
       ['prepare', () => this.provisioning.run()],
       ['prune', () => this.prune()],
+      // The gauges of /metrics, here rather than at scrape time.
+      ['metrics', () => this.report.refreshMetrics()],
     ];
     // One failing step never stops the others.
     for (const [step, work] of steps) {

@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
+import { CONFIG } from '../config/config.module.js';
+import type { Config } from '../config/config.js';
 import { compileRequirements, parseRequirements, type Requirement } from './requirements.js';
 
 /** Which hosts a request may use: a compiled requirement and the topology placement. */
@@ -10,6 +12,12 @@ export interface HostQuery {
   params: unknown[];
   affinity?: string | null;
   antiAffinity?: string | null;
+  /**
+   * Picks walk hosts cheapest first (placement_cost, HOST_WEIGHTS) unless false: a request
+   * that asks about a weighted property walks them in id order, since every candidate
+   * then has it, and the cheap hosts first would all be walked past.
+   */
+  cheapestFirst?: boolean;
 }
 
 /** Query-language columns of the hosts table (see requirements.ts). */
@@ -39,6 +47,8 @@ export function combine(...inputs: unknown[]): Requirement | null {
 /** Compiles requirements against the hosts table, checking property names exist. */
 @Injectable()
 export class HostQueryBuilder {
+  constructor(@Inject(CONFIG) private readonly config: Config) {}
+
   async knownProperties(em: EntityManager): Promise<Set<string>> {
     const { rows } = await sql<{ property_name: string }>(
       em,
@@ -62,6 +72,7 @@ export class HostQueryBuilder {
       knownProperties,
       params,
     });
-    return { where, params, ...placement };
+    const weighted = params.some((v) => typeof v === 'string' && this.config.hostWeights.has(v));
+    return { where, params, ...placement, cheapestFirst: !weighted };
   }
 }

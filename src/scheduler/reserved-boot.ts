@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { makeIdentity, type Identity } from '../common/auth/identity.js';
+import { makeIdentity, withImpliedRoles, type Identity } from '../common/auth/identity.js';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput, MissingParameter } from '../common/errors.js';
 import { isUuid } from '../common/ids.js';
@@ -167,7 +167,8 @@ export class ReservedBoot {
     checkLength('project_id', body.project_id, MAX_ID);
     if (typeof body.user_id === 'string') checkLength('user_id', body.user_id, MAX_ID);
     const user = typeof body.user_id === 'string' && body.user_id !== '' ? body.user_id : 'nova';
-    return makeIdentity(user, body.project_id, ['member']);
+    // A member of the project, with the reader role Keystone would imply (the policy rules).
+    return makeIdentity(user, body.project_id, withImpliedRoles(['member']));
   }
 
   /** Whether the lease is still there and waits for a start to come. */

@@ -70,10 +70,12 @@ export class AllocationsRepository {
       return this.findPlaced(tx, q, base, params, count);
     }
     // A literal, so that the generic plan of the prepared statement knows it stops early.
+    // Cheapest hosts first (placement_cost, HOST_WEIGHTS): scarce ones stay free.
     const limit = String(Math.max(0, Math.trunc(count.max)));
+    const order = q.cheapestFirst === false ? 'h.id' : 'h.placement_cost, h.id';
     const picked = await sql<{ id: number }>(
       tx,
-      `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
+      `SELECT h.id ${base} ORDER BY ${order} LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
       params,
       { prepare: true },
     );
@@ -81,7 +83,7 @@ export class AllocationsRepository {
     if (ids.length < count.min) {
       const waited = await sql<{ id: number }>(
         tx,
-        `SELECT h.id ${base} ORDER BY h.id LIMIT ${limit} FOR UPDATE OF h`,
+        `SELECT h.id ${base} ORDER BY ${order} LIMIT ${limit} FOR UPDATE OF h`,
         params,
         { prepare: true },
       );
@@ -100,15 +102,15 @@ export class AllocationsRepository {
   ): Promise<number[]> {
     const level = bind(params, q.affinity ?? q.antiAffinity);
     const max = bind(params, count.max);
-    const free = `SELECT h.id, h.capabilities ->> ${level}::text AS label ${base} AND h.capabilities ? ${level}::text`;
+    const free = `SELECT h.id, h.placement_cost AS cost, h.capabilities ->> ${level}::text AS label ${base} AND h.capabilities ? ${level}::text`;
     const query = q.affinity
       ? `WITH free AS (${free}),
               best AS (SELECT label FROM free GROUP BY label HAVING count(*) >= ${bind(params, count.min)}::int
                         ORDER BY count(*) DESC, label LIMIT 1)
-         SELECT id FROM free WHERE label = (SELECT label FROM best) ORDER BY id LIMIT ${max}::int`
+         SELECT id FROM free WHERE label = (SELECT label FROM best) ORDER BY cost, id LIMIT ${max}::int`
       : `WITH free AS (${free}),
-              one AS (SELECT DISTINCT ON (label) id FROM free ORDER BY label, id)
-         SELECT id FROM one ORDER BY id LIMIT ${max}::int`;
+              one AS (SELECT DISTINCT ON (label) id, cost FROM free ORDER BY label, cost, id)
+         SELECT id FROM one ORDER BY cost, id LIMIT ${max}::int`;
     const { rows } = await sql<{ id: number }>(tx, query, params);
     const ids = rows.map((r) => r.id);
     await lockHosts(tx, ids);

@@ -67,15 +67,17 @@ export class SlotsRepository {
     const hosts = this.capacitySql(p, q, during, size, options);
     const { rows } = await sql<SlotHost>(
       em,
-      `SELECT id, used, free FROM (${hosts}) c ORDER BY g, k, id`,
+      `SELECT id, used, free FROM (${hosts}) c ORDER BY cost, g, k, id`,
       p.values,
     );
     return rows;
   }
 
   /**
-   * SQL of the hosts `capacity` returns, as (id, used, free, g, k): `g, k, id` is the
-   * packing order (hosts with slots by fewest free, preferred hosts, then fresh ones).
+   * SQL of the hosts `capacity` returns, as (id, used, free, g, k, cost): `cost, g, k, id`
+   * is the packing order: the cheapest hosts (placement_cost, HOST_WEIGHTS) first, so that
+   * scarce ones stay free; among equals hosts with slots by fewest free, preferred hosts,
+   * then fresh ones.
    */
   private capacitySql(
     p: SqlParams,
@@ -85,7 +87,7 @@ export class SlotsRepository {
     options: CapacityOptions,
   ): string {
     const s = this.slotSql(p, q, during, size, options);
-    const used = `SELECT h.id, true AS used, f.free, 0 AS g, f.free AS k
+    const used = `SELECT h.id, true AS used, f.free, 0 AS g, f.free AS k, h.placement_cost AS cost
         FROM hosts h CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
              CROSS JOIN LATERAL (SELECT ${s.free('pk')} AS free) f
        WHERE h.id IN (SELECT a.host_id FROM instance_allocations a
@@ -105,10 +107,11 @@ export class SlotsRepository {
     // the primary key and stop after `limit` rows.
     return `(${used})
        UNION ALL
-       (SELECT h.id, false, ${free}, 1, 0 ${fresh} AND h.id = ANY(${prefer}::int[]))
+       (SELECT h.id, false, ${free}, 1, 0, h.placement_cost ${fresh} AND h.id = ANY(${prefer}::int[]))
        UNION ALL
-       (SELECT h.id, false, ${free}, 2, 0 ${fresh} AND NOT (h.id = ANY(${prefer}::int[]))
-         ORDER BY h.id ${limit})`;
+       (SELECT h.id, false, ${free}, 2, 0, h.placement_cost ${fresh}
+           AND NOT (h.id = ANY(${prefer}::int[]))
+         ORDER BY ${q.cheapestFirst === false ? '' : 'h.placement_cost, '}h.id ${limit})`;
   }
 
   /**
@@ -173,10 +176,10 @@ export class SlotsRepository {
     const n = `${p.bind(size.amount)}::int`;
     const placed =
       size.affinity === true
-        ? `SELECT id, ${n} AS take FROM c WHERE free >= ${n} ORDER BY g, k, id LIMIT 1`
-        : `SELECT id, least(cap, ${n} - coalesce(sum(cap) OVER (ORDER BY g, k, id
+        ? `SELECT id, ${n} AS take FROM c WHERE free >= ${n} ORDER BY cost, g, k, id LIMIT 1`
+        : `SELECT id, least(cap, ${n} - coalesce(sum(cap) OVER (ORDER BY cost, g, k, id
                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::int AS take
-             FROM (SELECT id, g, k, ${size.affinity === false ? 'least(free, 1)' : 'free'} AS cap FROM c) x`;
+             FROM (SELECT id, g, k, cost, ${size.affinity === false ? 'least(free, 1)' : 'free'} AS cap FROM c) x`;
     const { rows } = await sql<{ id: number; take: number }>(
       tx,
       `WITH c AS (${hosts}),
