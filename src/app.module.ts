@@ -14,9 +14,10 @@ import { AuthGuard } from './common/auth/auth.guard.js';
 import { AuthStrategy } from './common/auth/identity.js';
 import { Policy } from './common/auth/policy.js';
 import { PolicyGuard } from './common/auth/policy.guard.js';
-import { RuleSet } from './common/auth/policy/rule-set.js';
+import { RuleSet } from './policy/rule-set.js';
 import { NoAuthStrategy } from './common/auth/noauth.strategy.js';
-import { readTokensFile, TokensStrategy } from './common/auth/tokens.strategy.js';
+import { TokensStrategy } from './common/auth/tokens.strategy.js';
+import { readTokensFile } from './config/tokens-file.js';
 import { Clock } from './common/clock.js';
 import { ErrorFilter } from './common/error.filter.js';
 import { InvalidInput } from './common/errors.js';
@@ -25,6 +26,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
 import type { Database } from './database/data-source.js';
 import { EventsModule } from './events/events.module.js';
+import { UpkeepModule } from './events/upkeep.module.js';
 import { HostsModule } from './hosts/hosts.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
@@ -35,7 +37,7 @@ import { BuiltinDriver } from './compute/builtin.driver.js';
 import { KeystoneClient } from './compute/keystone.client.js';
 import { NovaDriver } from './compute/nova.driver.js';
 import { KEYSTONE, TrustsService } from './compute/trusts.service.js';
-import { KeystoneStrategy } from './common/auth/keystone.strategy.js';
+import { KeystoneStrategy } from './compute/keystone.strategy.js';
 import { PoolsModule } from './pools/pools.module.js';
 import { PowerModule } from './power/power.module.js';
 import { ObservabilityModule } from './observability/observability.module.js';
@@ -144,6 +146,7 @@ export class AppModule {
           migrationsApplied: options.migrationsApplied ?? [],
         }),
         PluginsModule.forRoot(options.plugins),
+        UpkeepModule,
         NotificationsModule,
         PoolsModule.forRoot(
           options.driver ?? computeDriver(options.config, keystone, options.clock),

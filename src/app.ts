@@ -9,6 +9,7 @@ import { JsonLogger } from './common/json-logger.js';
 import { setupOpenApi } from './common/openapi.js';
 import { databasePoolSize, type Config } from './config/config.js';
 import { migrate, openDatabase } from './database/data-source.js';
+import { ENTITIES } from './entities.js';
 import type { ResourcePlugin } from './plugins/resource-plugin.js';
 import type { ComputeDriver } from './compute/compute-driver.js';
 import { accessLog } from './observability/access-log.js';
@@ -34,7 +35,7 @@ export async function buildApp(
   const progress = (msg: string) => {
     if (logger !== false) logger.log({ msg }, 'climate');
   };
-  const database = await openDatabase(config, databasePoolSize(config), progress);
+  const database = await openDatabase(config, databasePoolSize(config), progress, ENTITIES);
   let migrationsApplied: string[];
   try {
     migrationsApplied = await migrate(database.dataSource, progress);

@@ -4,7 +4,7 @@ import { JsonLogger } from './common/json-logger.js';
 import { loadConfig, type Config } from './config/config.js';
 import { OpsPortError } from './observability/ops-server.js';
 import { serve } from './observability/serve.js';
-import { explainStartupError } from './startup-error.js';
+import { explainStartupError } from './database/startup-error.js';
 
 let config: Config | null = null;
 

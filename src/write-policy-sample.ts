@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { policySample } from './common/auth/policy/sample.js';
+import { policySample } from './policy/sample.js';
 
 /** The committed sample; a unit spec fails when it differs from the code's defaults. */
 const SAMPLE_FILE = join(__dirname, '..', 'docs', 'policy.yaml.sample');

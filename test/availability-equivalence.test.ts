@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { seed } from '../src/bench/seed.js';
+import { seed } from '../bench/seed.js';
 import { formatWireDate } from '../src/common/dates.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';

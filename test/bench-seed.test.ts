@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { seed } from '../src/bench/seed.js';
+import { seed } from '../bench/seed.js';
 import { startApp, type TestApp } from './support/app.js';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 

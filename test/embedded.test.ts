@@ -10,7 +10,7 @@ import { FakeClock } from '../src/common/clock.js';
 import { JsonLogger } from '../src/common/json-logger.js';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { migrate } from '../src/database/data-source.js';
-import { MIGRATIONS } from '../src/database/entities.js';
+import { MIGRATIONS } from '../src/database/migration-list.js';
 import { ManagerService } from '../src/events/manager.service.js';
 
 const HOUR = 3_600_000;

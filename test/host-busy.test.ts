@@ -6,7 +6,7 @@
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Metrics } from '../src/observability/metrics.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 import { REFRESH_LOCK, refreshHostBusy } from '../src/pools/host-busy.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';

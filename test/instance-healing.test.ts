@@ -2,7 +2,7 @@ import { connect, createTestDatabase, TestDatabase } from './support/database.js
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, healthFlags, hostReservation, slotReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 
 const HOUR = 3600_000;
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };

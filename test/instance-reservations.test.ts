@@ -1,11 +1,11 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation, slotReservation } from './support/hosts.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 import { MemoryDriver } from './support/memory-driver.js';
 import { DataSource } from 'typeorm';
-import { Lease } from '../src/leases/entities/lease.entity.js';
-import { Reservation } from '../src/reservations/entities/reservation.entity.js';
+import { Lease } from '../src/model/lease.entity.js';
+import { Reservation } from '../src/model/reservation.entity.js';
 import { VirtualInstancePlugin } from '../src/plugins/virtual-instance/virtual-instance.plugin.js';
 
 const HOUR = 3600_000;

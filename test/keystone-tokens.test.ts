@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KeystoneStrategy } from '../src/common/auth/keystone.strategy.js';
+import { KeystoneStrategy } from '../src/compute/keystone.strategy.js';
 import { KeystoneClient } from '../src/compute/keystone.client.js';
 
 /** What a fake Keystone says a token is. */

@@ -1,8 +1,8 @@
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { FakeClock } from '../src/common/clock.js';
-import type { Lease } from '../src/leases/entities/lease.entity.js';
-import type { Reservation } from '../src/reservations/entities/reservation.entity.js';
+import type { Lease } from '../src/model/lease.entity.js';
+import type { Reservation } from '../src/model/reservation.entity.js';
 import { startApp, TestApp } from './support/app.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { RecorderPlugin } from './support/recorder-plugin.js';

@@ -2,8 +2,8 @@ import { FakeClock } from '../src/common/clock.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { RecorderPlugin } from './support/recorder-plugin.js';
-import type { Lease } from '../src/leases/entities/lease.entity.js';
-import type { Reservation } from '../src/reservations/entities/reservation.entity.js';
+import type { Lease } from '../src/model/lease.entity.js';
+import type { Reservation } from '../src/model/reservation.entity.js';
 
 const HOUR = 3600_000;
 jest.setTimeout(30_000);

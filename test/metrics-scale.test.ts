@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { seed } from '../src/bench/seed.js';
+import { seed } from '../bench/seed.js';
 import { startApp, type TestApp } from './support/app.js';
 import { connect, createTestDatabase, type TestDatabase } from './support/database.js';
 import { hostReservation } from './support/hosts.js';

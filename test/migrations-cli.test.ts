@@ -1,5 +1,5 @@
 import { runMigrationCommand } from '../src/database/migrations-cli.js';
-import { MIGRATIONS } from '../src/database/entities.js';
+import { MIGRATIONS } from '../src/database/migration-list.js';
 import { connect, createTestDatabase, type TestDatabase } from './support/database.js';
 
 const NAMES = MIGRATIONS.map((m) => new m().name);

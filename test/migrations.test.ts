@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { migrate, openDatabase, type Database } from '../src/database/data-source.js';
-import { MIGRATIONS } from '../src/database/entities.js';
+import { MIGRATIONS } from '../src/database/migration-list.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 
 jest.setTimeout(60_000);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import type { Client } from 'pg';
-import { NovaListener } from '../src/plugins/nova-listener.js';
+import { NovaListener } from '../src/events/nova-listener.js';
 import { startApp, TestApp } from './support/app.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { addHosts, hostReservation } from './support/hosts.js';

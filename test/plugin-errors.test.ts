@@ -1,10 +1,10 @@
 import type { Client } from 'pg';
 import { ClimateError } from '../src/common/errors.js';
 import { ComputeServiceError } from '../src/compute/openstack-http.js';
-import type { Lease } from '../src/leases/entities/lease.entity.js';
+import type { Lease } from '../src/model/lease.entity.js';
 import { callPlugin } from '../src/plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../src/plugins/resource-plugin.js';
-import type { Reservation } from '../src/reservations/entities/reservation.entity.js';
+import type { Reservation } from '../src/model/reservation.entity.js';
 import { startApp, TestApp } from './support/app.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { RecorderPlugin } from './support/recorder-plugin.js';

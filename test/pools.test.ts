@@ -1,7 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, healthFlags, hostReservation } from './support/hosts.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 
 const HOUR = 3600_000;
 

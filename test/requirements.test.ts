@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { compileRequirements, parseRequirements } from '../src/scheduler/requirements.js';
+import { compileRequirements, parseRequirements } from '../src/requirements/requirements.js';
 import { connect, createTestDatabase, type TestDatabase } from './support/database.js';
 
 const INJECTED_KEY = `x'); DROP TABLE h; --`;

@@ -3,7 +3,7 @@ import { connect, createTestDatabase, TestDatabase } from './support/database.js
 import { startApp, TestApp } from './support/app.js';
 import { addHosts, hostReservation } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
-import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { Maintenance } from '../src/events/maintenance.service.js';
 
 const env = { PLUGINS: 'physical:host,virtual:instance', CPU_ALLOCATION_RATIO: '1' };
 const HOSTS = ['pool-1', 'pool-2', 'pool-3'];

@@ -8,7 +8,7 @@ import { addHosts } from './support/hosts.js';
 import { rolledBack } from '../src/enforcement/rolled-back.js';
 import { pickSlots } from '../src/plugins/virtual-instance/pick-slots.js';
 import { SlotsRepository } from '../src/plugins/virtual-instance/slots.repository.js';
-import { HostQueryBuilder } from '../src/scheduler/host-query.js';
+import { HostQueryBuilder } from '../src/requirements/host-query.js';
 
 jest.setTimeout(300_000);
 

@@ -3,13 +3,13 @@ import { Logger } from '@nestjs/common';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { Lease } from '../src/leases/entities/lease.entity.js';
-import { NotificationOutbox } from '../src/notifications/notification-outbox.js';
+import { Lease } from '../src/model/lease.entity.js';
+import { LeaseNotifier } from '../src/leases/lease-notifier.js';
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher.js';
 import { WebhookSender } from '../src/notifications/webhook-sender.js';
 import { WebhookStore } from '../src/notifications/webhook-store.js';
 import { Metrics } from '../src/observability/metrics.js';
-import { explainStartupError } from '../src/startup-error.js';
+import { explainStartupError } from '../src/database/startup-error.js';
 import { startApp, TestApp } from './support/app.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { createLeases, sleep } from './support/seed.js';
@@ -182,7 +182,7 @@ describe('webhooks', () => {
       .send({ end_date: '2031-01-01 07:00', reservations: [{ id: randomUUID() }] })
       .expect(400);
     // A notification written in a transaction that then rolls back.
-    const outbox = t.app.get(NotificationOutbox);
+    const outbox = t.app.get(LeaseNotifier);
     await expect(
       t.app.get(DataSource).transaction(async (tx) => {
         const lease = await tx.findOneByOrFail(Lease, { id: ok.body.lease.id as string });

@@ -1,6 +1,6 @@
 /** Checks of settings that need more than a type: each problem found is pushed onto `problems`. */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { readTokensFile } from '../common/auth/tokens.strategy.js';
+import { readTokensFile } from './tokens-file.js';
 
 export function checkPlugins(
   enabled: string[],

@@ -8,13 +8,10 @@ import {
   checkTrustProxy,
   isLoopback,
 } from './checks.js';
-import {
-  readProjectLimitsFile,
-  type ProjectLimitOverride,
-} from '../enforcement/project-limits-file.js';
-import { checkWebhooks, type WebhookSettings } from '../notifications/webhook-settings.js';
-import { readPolicyFile } from '../common/auth/policy/policy-file.js';
-import { RuleSet, type RuleOverride } from '../common/auth/policy/rule-set.js';
+import { readProjectLimitsFile, type ProjectLimitOverride } from './project-limits-file.js';
+import { checkWebhooks, type WebhookSettings } from './webhook-settings.js';
+import { readPolicyFile } from '../policy/policy-file.js';
+import { RuleSet, type RuleOverride } from '../policy/rule-set.js';
 
 /** The service's settings, read once from the environment and validated as a whole. */
 export type Role = 'api' | 'manager' | 'all';

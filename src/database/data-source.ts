@@ -7,7 +7,7 @@ import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { Config } from '../config/config.js';
 import { boundedClient, type DeadlineClient } from './bounded-client.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { ENTITIES, MIGRATIONS } from './entities.js';
+import { MIGRATIONS } from './migration-list.js';
 
 /** Any number; all replicas agree on it so migrations run once. */
 const MIGRATION_LOCK = 7_316_001;
@@ -18,8 +18,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function baseOptions(): Pick<DataSourceOptions, 'entities' | 'migrations' | 'synchronize'> {
-  return { entities: ENTITIES, migrations: MIGRATIONS, synchronize: false };
+/** The entity classes the app hands in (tools that speak only SQL hand in none). */
+export type Entities = NonNullable<DataSourceOptions['entities']>;
+
+function baseOptions(
+  entities: Entities,
+): Pick<DataSourceOptions, 'entities' | 'migrations' | 'synchronize'> {
+  return { entities, migrations: MIGRATIONS, synchronize: false };
 }
 
 /**
@@ -50,6 +55,7 @@ export async function openDatabase(
     Partial<Pick<Config, 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'>>,
   poolSize = 10,
   progress: Progress = () => undefined,
+  entities: Entities = [],
 ): Promise<Database> {
   if (config.databaseUrl !== null) {
     const dataSource = new DataSource({
@@ -61,7 +67,7 @@ export async function openDatabase(
       connectTimeoutMS: config.databaseConnectTimeoutMs ?? 5000,
       applicationName: 'climate',
       extra: sessionBounds(config.databaseQueryTimeoutMs ?? 10_000),
-      ...baseOptions(),
+      ...baseOptions(entities),
     });
     await dataSource.initialize();
     return { dataSource, embedded: false, close: () => dataSource.destroy() };
@@ -83,7 +89,7 @@ export async function openDatabase(
       type: 'postgres',
       // One connection that never idles out: PGlite has exactly one session.
       extra: { connection: pg.connection, max: 1, idleTimeoutMillis: 0 },
-      ...baseOptions(),
+      ...baseOptions(entities),
     });
     await dataSource.initialize();
     const opened = pglite;

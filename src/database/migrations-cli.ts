@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { explainStartupError } from '../startup-error.js';
+import { explainStartupError } from './startup-error.js';
 import { migrate, openDatabase, withMigrationLock } from './data-source.js';
 
 /** A migration's name and whether this database has it. */

@@ -1,13 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
 import { Host } from '../hosts/entities/host.entity.js';
 import { toHostWire } from '../hosts/host.mapper.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
-import { describeAll, toLeaseWire } from '../leases/lease.mapper.js';
-import type { PluginRegistry } from '../plugins/plugin-registry.js';
-import { HOST_USAGE } from '../pools/allocations.repository.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { Lease } from '../model/lease.entity.js';
+import { HOST_USAGE } from '../pools/host-usage.js';
+import type { Reservation } from '../model/reservation.entity.js';
+import type { LeaseWires } from './lease-wires.js';
 
 /** Blazar's enforcement context: who asks, and where their Keystone is. */
 export interface EnforcementContext {
@@ -44,14 +43,14 @@ const STORED_ONLY = [
  */
 export async function enforcementLease(
   em: EntityManager,
-  plugins: PluginRegistry,
+  wires: LeaseWires,
   lease: Lease,
   reservations: Reservation[],
   asRequest = false,
 ): Promise<Record<string, unknown>> {
   const events = await em.find(LeaseEvent, { where: { leaseId: lease.id } });
   const parts = { lease, reservations, events };
-  const wire = toLeaseWire(parts, plugins, await describeAll(em, [parts], plugins));
+  const wire = await wires.wire(em, parts);
   const hosts = await hostsByReservation(
     em,
     reservations.map((r) => r.id),

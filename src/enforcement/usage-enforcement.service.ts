@@ -3,11 +3,11 @@ import { Counter } from 'prom-client';
 import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
+import type { Lease } from '../model/lease.entity.js';
 import { Metrics } from '../observability/metrics.js';
-import { PluginRegistry } from '../plugins/plugin-registry.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { Reservation } from '../model/reservation.entity.js';
 import { enforcementLease, EnforcementContext } from './enforcement-lease.js';
+import { LeaseWires } from './lease-wires.js';
 import { ExternalEndpoint, postToExternalService } from './external-service.client.js';
 import { checkMaxLeaseDuration } from './max-lease-duration.js';
 import { ProjectLimitsService } from './project-limits.service.js';
@@ -31,7 +31,7 @@ export class UsageEnforcement {
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    private readonly plugins: PluginRegistry,
+    private readonly wires: LeaseWires,
     private readonly limits: ProjectLimitsService,
     metrics: Metrics,
   ) {
@@ -69,7 +69,7 @@ export class UsageEnforcement {
     reservations: Reservation[],
     asRequest = false,
   ): Promise<Body> {
-    return enforcementLease(em, this.plugins, lease, reservations, asRequest);
+    return enforcementLease(em, this.wires, lease, reservations, asRequest);
   }
 
   context(lease: Lease): EnforcementContext {

@@ -5,17 +5,17 @@ import { isResourceBusy, ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
-import { Lease } from '../leases/entities/lease.entity.js';
-import { canTransition, deriveStableStatus, LeaseStatus } from '../leases/lease-status.js';
+import { Lease } from '../model/lease.entity.js';
+import { canTransition, deriveStableStatus, LeaseStatus } from '../model/lease-status.js';
 import { LeasesRepository } from '../leases/leases.repository.js';
 import { PluginTimeout } from '../plugins/plugin-registry.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
-import type { LeaseEvent } from './entities/lease-event.entity.js';
-import { retryDelayMs, type EventType } from './event-status.js';
+import type { LeaseEvent } from '../model/lease-event.entity.js';
+import { retryDelayMs, type EventType } from '../model/event-status.js';
 import { ClaimLost, EventsRepository } from './events.repository.js';
 import { Metrics } from '../observability/metrics.js';
-import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { LeaseNotifier } from '../leases/lease-notifier.js';
 
 /** The lease is not in a state where this event can run yet; try again later. */
 class NotReady extends Error {}
@@ -60,7 +60,7 @@ export class EventRunner {
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
-    private readonly outbox: NotificationOutbox,
+    private readonly notifier: LeaseNotifier,
   ) {}
 
   async run(event: LeaseEvent, owner: string): Promise<void> {
@@ -147,7 +147,7 @@ export class EventRunner {
       await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
       const notification = `lease.event.${event.eventType}` as const;
       if (event.eventType === 'before_end_lease') {
-        await this.outbox.add(tx, notification, await this.leases.parts(tx, lease));
+        await this.notifier.add(tx, notification, await this.leases.parts(tx, lease));
         return;
       }
       const parts = await this.leases.parts(tx, lease);
@@ -157,7 +157,7 @@ export class EventRunner {
         endEvent: parts.events.find((e) => e.eventType === 'end_lease')?.status ?? 'UNDONE',
       });
       await tx.update(Lease, { id: lease.id }, { status, updatedAt: now });
-      await this.outbox.add(tx, notification, {
+      await this.notifier.add(tx, notification, {
         ...parts,
         lease: Object.assign(lease, { status, updatedAt: now }),
       });

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { LeaseEvent } from './entities/lease-event.entity.js';
-import type { EventStatus } from './event-status.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
+import type { EventStatus } from '../model/event-status.js';
 
 const DUE = `((e.status = 'UNDONE' AND e.time <= $1 AND (e.retry_at IS NULL OR e.retry_at <= $1))
    OR (e.status = 'IN_PROGRESS' AND e.claim_expires_at < $1))`;

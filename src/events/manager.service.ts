@@ -11,7 +11,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import type { LeaseEvent } from './entities/lease-event.entity.js';
+import type { LeaseEvent } from '../model/lease-event.entity.js';
 import { EventRunner } from './event-runner.js';
 import { EventsRepository } from './events.repository.js';
 import { ReservationSync } from '../reservations/reservation-sync.js';

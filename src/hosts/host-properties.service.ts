@@ -4,7 +4,7 @@ import { Clock } from '../common/clock.js';
 import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
 import { sql } from '../database/sql.js';
-import { HOST_RESOURCE_TYPE } from '../scheduler/host-query.js';
+import { HOST_RESOURCE_TYPE } from '../requirements/host-query.js';
 import type { HostPropertyResponse, HostPropertySummary } from './dto/host-property.dto.js';
 
 /** Truthy query flags: `detail=True`, `all=1`, … ; `detail=False` is false (Blazar: true). */

@@ -10,7 +10,7 @@ import type { Config } from '../config/config.js';
 import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import { HOST_USAGE } from '../pools/allocations.repository.js';
+import { HOST_USAGE } from '../pools/host-usage.js';
 import type { HostResponse } from './dto/host.response.js';
 import { Host } from './entities/host.entity.js';
 import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
@@ -19,9 +19,9 @@ import { HostPropertiesService } from './host-properties.service.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
 import { PoolsService } from '../pools/pools.service.js';
 import { EVACUATION, type Evacuation } from '../pools/evacuation.js';
-import { FREEPOOL } from '../pools/pool-sync.js';
-import { combine } from '../scheduler/host-query.js';
-import { requirementKeys } from '../scheduler/requirements.js';
+import { FREEPOOL } from '../pools/pool-names.js';
+import { combine } from '../requirements/host-query.js';
+import { requirementKeys } from '../requirements/requirements.js';
 
 const HOST_ID = /^[0-9]{1,9}$/;
 

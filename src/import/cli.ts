@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { migrate, openDatabase } from '../database/data-source.js';
 import type { DataSource } from 'typeorm';
-import { explainStartupError } from '../startup-error.js';
+import { explainStartupError } from '../database/startup-error.js';
 import { connectSource, readSource } from './blazar-source.js';
 import { ImportRefused, planImport, runImport, verifyImport } from './import-blazar.js';
 

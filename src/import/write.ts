@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { FREEPOOL, reservationZone } from '../pools/pool-sync.js';
+import { FREEPOOL, reservationZone } from '../pools/pool-names.js';
 import { chunks, type HostRow, type LeasePlan, type PropertyRow } from './plan.js';
 
 const BATCH = 5000;

@@ -4,7 +4,7 @@ import { Conflict, InvalidInput } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import type { SqlParams } from '../database/sql.js';
 import type { LeaseResponse } from './dto/lease.response.js';
-import { IdempotencyKey } from './entities/idempotency-key.entity.js';
+import { IdempotencyKey } from '../model/idempotency-key.entity.js';
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;

@@ -19,16 +19,16 @@ import {
 } from '../enforcement/project-limits.service.js';
 import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
-import type { EventType } from '../events/event-status.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
+import type { EventType } from '../model/event-status.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { StaleChoice, writeGated, type StatementParts } from '../plugins/prepared-write.js';
 import type { PreparedReservation, Window } from '../plugins/resource-plugin.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
 import type { CreateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
-import { Lease } from './entities/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import {
   claimKeySql,
   replayOf,

@@ -7,9 +7,9 @@ import { InvalidStatus } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
-import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { LeaseNotifier } from './lease-notifier.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
-import { Lease } from './entities/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import { checkVersion } from './lease-rules.js';
 import type { LeaseParts } from './lease.mapper.js';
 import { LeasesRepository } from './leases.repository.js';
@@ -25,7 +25,7 @@ export class LeaseDeleter {
     private readonly actions: ReservationActions,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
-    private readonly outbox: NotificationOutbox,
+    private readonly notifier: LeaseNotifier,
     private readonly policy: Policy,
   ) {}
 
@@ -93,7 +93,7 @@ export class LeaseDeleter {
     await withTransaction(this.dataSource, async (tx) => {
       const lease = await this.repo.lock(tx, parts.lease.id);
       if (lease === null) return;
-      await this.outbox.add(tx, 'lease.delete', await this.repo.parts(tx, lease));
+      await this.notifier.add(tx, 'lease.delete', await this.repo.parts(tx, lease));
       await tx.delete(Lease, { id: lease.id });
     });
     this.logger.log({ msg: 'lease deleted', lease_id: parts.lease.id });

@@ -7,12 +7,12 @@ import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
 import { UpdateLeaseDto } from './dto/lease.dto.js';
-import { Lease } from './entities/lease.entity.js';
-import { isStable } from './lease-status.js';
+import { Lease } from '../model/lease.entity.js';
+import { isStable } from '../model/lease-status.js';
 import { beforeEndTime, LeaseWindow, planDateChange, shiftBeforeEnd } from './lease-rules.js';
 import type { LeaseParts } from './lease.mapper.js';
 

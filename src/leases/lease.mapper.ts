@@ -1,11 +1,11 @@
 import { formatTimestamp, formatWireDate } from '../common/dates.js';
-import type { LeaseEvent } from '../events/entities/lease-event.entity.js';
+import type { LeaseEvent } from '../model/lease-event.entity.js';
 import type { EntityManager } from 'typeorm';
 import type { PluginRegistry } from '../plugins/plugin-registry.js';
-import type { ReservationResponse } from '../reservations/dto/reservation.response.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { ReservationResponse } from '../plugins/dto/reservation.response.js';
+import type { Reservation } from '../model/reservation.entity.js';
 import type { LeaseEventResponse, LeaseResponse } from './dto/lease.response.js';
-import type { Lease } from './entities/lease.entity.js';
+import type { Lease } from '../model/lease.entity.js';
 
 export interface LeaseParts {
   lease: Lease;

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { LeaseEvent } from '../events/entities/lease-event.entity.js';
-import { Reservation } from '../reservations/entities/reservation.entity.js';
-import { Lease } from './entities/lease.entity.js';
+import { LeaseEvent } from '../model/lease-event.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import type { LeaseParts } from './lease.mapper.js';
 import { isUuid } from '../common/ids.js';
 import type { SqlParams } from '../database/sql.js';

@@ -8,12 +8,12 @@ import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { LeaseNotifier } from './lease-notifier.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { CreateLeaseDto, UpdateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
 import { ListLeasesQuery, SORT_KEYS } from './dto/list-leases.query.js';
-import { Lease } from './entities/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import { checkVersion } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { LeaseCreator, type CreateResult } from './lease-creator.js';
@@ -51,7 +51,7 @@ export class LeasesService {
     private readonly updater: LeaseUpdater,
     private readonly clock: Clock,
     private readonly enforcement: UsageEnforcement,
-    private readonly outbox: NotificationOutbox,
+    private readonly notifier: LeaseNotifier,
     private readonly creator: LeaseCreator,
     private readonly policy: Policy,
   ) {}
@@ -152,9 +152,9 @@ export class LeasesService {
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       const after = await this.repo.parts(tx, updated);
       if (beforeEndRearmed(parts, after)) {
-        await this.outbox.add(tx, 'lease.event.before_end_lease.stop', after);
+        await this.notifier.add(tx, 'lease.event.before_end_lease.stop', after);
       }
-      await this.outbox.add(tx, 'lease.update', after);
+      await this.notifier.add(tx, 'lease.update', after);
       return { parts: after, version: updated.version };
     });
     const fresh = await this.repo.parts(this.dataSource.manager, result.parts.lease);

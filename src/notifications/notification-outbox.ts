@@ -3,9 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { newId } from '../common/ids.js';
 import { sql, type SqlParams } from '../database/sql.js';
-import type { LeaseResponse } from '../leases/dto/lease.response.js';
-import { describeAll, toLeaseWire, type LeaseParts } from '../leases/lease.mapper.js';
-import { PluginRegistry } from '../plugins/plugin-registry.js';
 
 export type LeaseNotification =
   | 'lease.create'
@@ -17,6 +14,11 @@ export type LeaseNotification =
   /** An update moved a done before-end event into the future: it will run again. */
   | 'lease.event.before_end_lease.stop';
 
+/** A lease as the API shows it: the payload, which only the lease use cases build. */
+export interface NotifiedLease {
+  id: string;
+}
+
 /**
  * Writes a notification into the outbox in the caller's transaction, so it exists exactly
  * when the change commits. Always, whatever this replica's NOTIFY_URL and WEBHOOK_URLS:
@@ -25,19 +27,13 @@ export type LeaseNotification =
  */
 @Injectable()
 export class NotificationOutbox {
-  constructor(
-    private readonly plugins: PluginRegistry,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly clock: Clock) {}
 
-  /** The lease as the API shows it (read in `tx`), plus Blazar's older `lease_id` key. */
-  async add(tx: EntityManager, type: LeaseNotification, lease: LeaseParts): Promise<void> {
-    const wire = toLeaseWire(lease, this.plugins, await describeAll(tx, [lease], this.plugins));
-    await this.addWire(tx, type, wire);
-  }
-
-  /** As `add`, for a lease already mapped for the API. */
-  async addWire(tx: EntityManager, type: LeaseNotification, wire: LeaseResponse): Promise<void> {
+  /**
+   * The lease as the caller mapped it for the API (leases/ builds it), plus Blazar's older
+   * `lease_id` key.
+   */
+  async addWire(tx: EntityManager, type: LeaseNotification, wire: NotifiedLease): Promise<void> {
     await sql(
       tx,
       `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
@@ -47,7 +43,7 @@ export class NotificationOutbox {
   }
 
   /** As `addWire`, a CTE body for a statement whose values `p` binds, written if `go` (an SQL boolean). */
-  addWireSql(p: SqlParams, type: LeaseNotification, wire: LeaseResponse, go: string): string {
+  addWireSql(p: SqlParams, type: LeaseNotification, wire: NotifiedLease, go: string): string {
     const payload = JSON.stringify({ ...wire, lease_id: wire.id });
     return `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
        SELECT ${p.bind(newId())}::uuid, ${p.bind(type)}, ${p.bind(payload)}::jsonb,

@@ -16,7 +16,7 @@ import { errorMessage } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { envelope, type OutboxRow } from './envelope.js';
 import { WebhookSender, type DeliveryOutcome } from './webhook-sender.js';
-import { receiverName } from './webhook-settings.js';
+import { receiverName } from '../config/webhook-settings.js';
 import { chainsByLease, retryDelayMs } from './webhook-schedule.js';
 import { webhookHeaders } from './webhook-signature.js';
 import { deleteDelivered, WebhookStore } from './webhook-store.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { LEASE_STATUSES } from '../leases/lease-status.js';
+import { LEASE_STATUSES } from '../model/lease-status.js';
 import { errorMessage, SingleFlight, within } from './bounded.js';
 import { compactGaugeCounts, readGaugeCounts } from './gauge-counts.js';
 import { Metrics } from './metrics.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, Inject, Injectable, type LoggerService } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { requestIdOf } from '../common/http-middleware.js';
-import { listenProblem } from '../common/listen-problem.js';
+import { listenProblem } from '../config/listen-problem.js';
 import { observeRequest } from './access-log.js';
 import { Metrics } from './metrics.js';
 

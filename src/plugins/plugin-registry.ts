@@ -1,7 +1,8 @@
+import { SettingError } from '../config/setting-error.js';
 import { ClimateError, UnsupportedResourceType } from '../common/errors.js';
 import type { ResourcePlugin } from './resource-plugin.js';
 
-export class PluginConfigurationError extends Error {}
+export class PluginConfigurationError extends SettingError {}
 
 /**
  * A plugin action that outlived its time limit: the attempt has failed (504), but the

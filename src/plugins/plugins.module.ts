@@ -3,12 +3,10 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { PhysicalHostPlugin } from './physical-host/physical-host.plugin.js';
 import { PluginRegistry } from './plugin-registry.js';
-import { EVACUATION } from '../pools/evacuation.js';
-import { SCHEDULING_RULES } from '../scheduler/scheduling.js';
-import { HealingService } from './healing.service.js';
-import { Maintenance } from './maintenance.service.js';
-import { NovaListener } from './nova-listener.js';
+import { SCHEDULING_RULES } from './scheduling.js';
+import { AllocationsRepository } from './physical-host/host-allocations.repository.js';
 import { HostMover } from './physical-host/host-mover.js';
+import { PoolSync } from './physical-host/pool-sync.js';
 import { ClaimsController } from './virtual-instance/claims.controller.js';
 import { ClaimsService } from './virtual-instance/claims.service.js';
 import { InstancePool } from './virtual-instance/instance-pool.js';
@@ -21,8 +19,8 @@ import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
 /**
  * The resource plugins Climate ships, each with the code of its own type (physical
  * hosts: moving whole-host allocations; instance slots: slots, claims, the instance
- * pool), plus any `extra` ones (test doubles); the registry of those PLUGINS enables;
- * and the healing and periodic upkeep that dispatch to them.
+ * pool), plus any `extra` ones (test doubles); and the registry of those PLUGINS enables.
+ * The healing and periodic upkeep that dispatch to them are the manager's (events/).
  */
 @Global()
 @Module({})
@@ -33,6 +31,8 @@ export class PluginsModule {
       controllers: [ClaimsController],
       providers: [
         PhysicalHostPlugin,
+        AllocationsRepository,
+        PoolSync,
         HostMover,
         VirtualInstancePlugin,
         ClaimsService,
@@ -40,16 +40,12 @@ export class PluginsModule {
         InstanceUpkeep,
         SlotMover,
         SlotsRepository,
-        HealingService,
-        { provide: EVACUATION, useExisting: HealingService },
         {
           // What the enabled types say in the scheduler filter, in PLUGINS order.
           provide: SCHEDULING_RULES,
           inject: [PluginRegistry],
           useFactory: (registry: PluginRegistry) => registry.all().filter((p) => p.schedule),
         },
-        Maintenance,
-        NovaListener,
         {
           provide: RESOURCE_PLUGINS,
           inject: [PhysicalHostPlugin, VirtualInstancePlugin],
@@ -65,7 +61,7 @@ export class PluginsModule {
             new PluginRegistry(available, config.plugins),
         },
       ],
-      exports: [PluginRegistry, EVACUATION, SCHEDULING_RULES],
+      exports: [PluginRegistry, SCHEDULING_RULES, PoolSync],
     };
   }
 }

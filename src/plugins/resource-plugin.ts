@@ -1,9 +1,9 @@
 import type { JsonObject } from '../common/json.js';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../pools/evacuation.js';
-import type { FilterAnswer, SchedulingRequest } from '../scheduler/scheduling.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
-import type { Reservation } from '../reservations/entities/reservation.entity.js';
+import type { FilterAnswer, SchedulingRequest } from './scheduling.js';
+import type { Lease } from '../model/lease.entity.js';
+import type { Reservation } from '../model/reservation.entity.js';
 import type { SqlParams } from '../database/sql.js';
 
 /** The window a reservation must hold its resources for. */
@@ -117,6 +117,13 @@ export interface ResourcePlugin {
    * transaction, locking what it moves. Optional: a type that holds no hosts has none.
    */
   evacuate?(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]>;
+
+  /**
+   * Active reservations of this type whose pool, as the compute service last confirmed
+   * it, differs from the hosts they hold (an earlier resync failed): healing resyncs them.
+   * Optional: a type without pools has none.
+   */
+  outOfLine?(em: EntityManager): Promise<string[]>;
 
   /**
    * The scheduler filter's answer for a request that is for one of this type's

@@ -1,4 +1,4 @@
-import type { HostQuery } from '../scheduler/host-query.js';
+import type { HostQuery } from '../requirements/host-query.js';
 
 /**
  * What keeps hosts busy over `range` (SQL of a tstzrange): (host_id, during) of the

@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import type { HostQuery } from '../scheduler/host-query.js';
+import type { HostQuery } from '../requirements/host-query.js';
 import { bind, eligible } from './allocation-sql.js';
 import { refreshHostBusy } from './host-busy.js';
-import type { Span } from './allocations.repository.js';
+import type { Span } from './host-usage.js';
 
 /**
  * The capacity plan: per step of [start, end), how many matching hosts are in the

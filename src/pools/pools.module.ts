@@ -1,10 +1,9 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
-import { HostQueryBuilder } from '../scheduler/host-query.js';
-import { AllocationsRepository } from './allocations.repository.js';
+import { HostQueryBuilder } from '../requirements/host-query.js';
+import { FreeStarts } from './free-starts.js';
 import { AllocationsService } from './allocations.service.js';
 import { PlacementWeights } from './placement-weights.js';
-import { PoolSync } from './pool-sync.js';
 import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
 import { PoolsService } from './pools.service.js';
@@ -18,21 +17,19 @@ import { PowerReadiness } from './power-readiness.js';
 @Module({
   controllers: [PoolsController],
   providers: [
-    AllocationsRepository,
+    FreeStarts,
     AllocationsService,
     HostQueryBuilder,
     PlacementWeights,
-    PoolSync,
     PoolsRepository,
     PoolsService,
     PowerReadiness,
   ],
   exports: [
     COMPUTE_DRIVER,
-    AllocationsRepository,
+    FreeStarts,
     AllocationsService,
     HostQueryBuilder,
-    PoolSync,
     PoolsRepository,
     PoolsService,
     PowerReadiness,

@@ -6,7 +6,7 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { EVACUATION, type Evacuation } from './evacuation.js';
-import { FREEPOOL } from './pool-sync.js';
+import { FREEPOOL } from './pool-names.js';
 import { PoolsRepository } from './pools.repository.js';
 import type { PoolResponse } from './dto/pool.dto.js';
 

@@ -5,8 +5,8 @@ import { ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql, type SqlParams } from '../database/sql.js';
-import type { HostQuery } from '../scheduler/host-query.js';
-import { AllocationsRepository } from './allocations.repository.js';
+import type { HostQuery } from '../requirements/host-query.js';
+import { FreeStarts } from './free-starts.js';
 
 /** Distinct readiness times the earliest-start search tries at most (the last one covers the rest). */
 const MAX_THRESHOLDS = 8;
@@ -32,7 +32,7 @@ function readySql(now: string, boot: string): string {
 @Injectable()
 export class PowerReadiness {
   constructor(
-    private readonly allocations: AllocationsRepository,
+    private readonly allocations: FreeStarts,
     private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
@@ -119,7 +119,7 @@ export class PowerReadiness {
 
   /**
    * The earliest starts at which `count` hosts of `q` are free for `durationMs` and can
-   * be ready: as AllocationsRepository.earliestStarts, tried once per readiness time of
+   * be ready: as FreeStarts.earliestStarts, tried once per readiness time of
    * the hosts that are not on, each try counting the hosts ready by then.
    */
   async earliestStarts(

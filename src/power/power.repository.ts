@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { HOST_USAGE } from '../pools/allocations.repository.js';
+import { HOST_USAGE } from '../pools/host-usage.js';
 import type { Interval, PowerState } from './power-plan.js';
 
 /** A host with its power record and whether the power plan may switch it off. */

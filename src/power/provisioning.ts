@@ -8,7 +8,8 @@ import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { errorMessage, within } from '../observability/bounded.js';
-import { FREEPOOL, PoolSync } from '../pools/pool-sync.js';
+import { PoolSync } from '../plugins/physical-host/pool-sync.js';
+import { FREEPOOL } from '../pools/pool-names.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
 import { POWER_CALL_TIMEOUT_MS } from './power-transitions.js';
 

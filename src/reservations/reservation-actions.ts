@@ -7,11 +7,11 @@ import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { sql } from '../database/sql.js';
-import type { Lease } from '../leases/entities/lease.entity.js';
+import type { Lease } from '../model/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
 import { PowerReadiness } from '../pools/power-readiness.js';
-import { Reservation } from './entities/reservation.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
 
 /**
  * The lifecycle actions of a lease's reservations, through their plugins. Each step

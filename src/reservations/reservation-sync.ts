@@ -4,8 +4,8 @@ import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
-import { Lease } from '../leases/entities/lease.entity.js';
-import { Reservation } from './entities/reservation.entity.js';
+import { Lease } from '../model/lease.entity.js';
+import { Reservation } from '../model/reservation.entity.js';
 import { ReservationActions } from './reservation-actions.js';
 
 /** Reservations taken per poll. */

@@ -12,7 +12,7 @@ import {
   type FilterAnswer,
   type SchedulingRequest,
   type SchedulingRule,
-} from './scheduling.js';
+} from '../plugins/scheduling.js';
 
 export interface FilterRequest {
   hosts?: unknown;
@@ -24,7 +24,7 @@ export interface FilterRequest {
   flavor_extra_specs?: unknown;
 }
 
-export type { FilterAnswer } from './scheduling.js';
+export type { FilterAnswer } from '../plugins/scheduling.js';
 
 function strings(name: string, value: unknown): string[] {
   const list = typeof value === 'string' ? [value] : value;

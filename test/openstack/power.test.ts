@@ -9,7 +9,7 @@ import type TestAgent from 'supertest/lib/agent.js';
 import { KeystoneClient } from '../../src/compute/keystone.client.js';
 import { NovaDriver } from '../../src/compute/nova.driver.js';
 import { CLIMATE_DISABLE_PREFIX } from '../../src/compute/compute-driver.js';
-import { Maintenance } from '../../src/plugins/maintenance.service.js';
+import { Maintenance } from '../../src/events/maintenance.service.js';
 import { PowerService } from '../../src/power/power.service.js';
 import { startApp, TestApp } from '../support/app.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';

@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { InvalidInput } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
-import type { Lease } from '../../src/leases/entities/lease.entity.js';
-import type { Reservation } from '../../src/reservations/entities/reservation.entity.js';
+import type { Lease } from '../../src/model/lease.entity.js';
+import type { Reservation } from '../../src/model/reservation.entity.js';
 import type { ResourcePlugin, Window } from '../../src/plugins/resource-plugin.js';
 
 export type Action = 'reserve' | 'update' | 'release' | 'on_start' | 'before_end' | 'on_end';

@@ -2,8 +2,8 @@ import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
 import { NotFound, PolicyNotAuthorized } from '../errors.js';
 import type { Identity } from './identity.js';
-import type { Credentials, Target } from './policy/check.js';
-import type { RuleSet } from './policy/rule-set.js';
+import type { Credentials, Target } from '../../policy/check.js';
+import type { RuleSet } from '../../policy/rule-set.js';
 
 export const RULE = 'climate:rule';
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import type { TokenEntry } from '../../config/tokens-file.js';
 import { Unauthorized } from '../errors.js';
 import {
   AuthStrategy,
@@ -9,52 +9,15 @@ import {
   withImpliedRoles,
 } from './identity.js';
 
-interface TokenEntry {
-  user_id: string;
-  project_id: string;
-  roles: string[];
-}
-
-function isEntry(value: unknown): value is TokenEntry {
-  const v = value as Partial<TokenEntry> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof v.user_id === 'string' &&
-    typeof v.project_id === 'string' &&
-    Array.isArray(v.roles) &&
-    v.roles.every((r) => typeof r === 'string')
-  );
-}
-
-/** Parses the tokens file; throws an error that tells the operator what is wrong. */
-export function readTokensFile(path: string): Map<string, Identity> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`AUTH_TOKENS_FILE ${path}: cannot read it as JSON`, { cause: error });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`AUTH_TOKENS_FILE ${path}: must be a JSON object of token -> identity`);
-  }
-  const tokens = new Map<string, Identity>();
-  for (const [token, entry] of Object.entries(parsed)) {
-    if (!isEntry(entry)) {
-      throw new Error(
-        `AUTH_TOKENS_FILE ${path}: token ${token.slice(0, 4)}… needs user_id, project_id, roles[]`,
-      );
-    }
-    const roles = withImpliedRoles(entry.roles);
-    tokens.set(token, makeIdentity(entry.user_id, entry.project_id, roles));
-  }
-  return tokens;
-}
-
 /** Static tokens from a file, sent as X-Auth-Token. */
 export class TokensStrategy extends AuthStrategy {
-  constructor(private readonly tokens: Map<string, Identity>) {
+  private readonly tokens = new Map<string, Identity>();
+
+  constructor(entries: Map<string, TokenEntry>) {
     super();
+    for (const [token, e] of entries) {
+      this.tokens.set(token, makeIdentity(e.user_id, e.project_id, withImpliedRoles(e.roles)));
+    }
   }
 
   async authenticate(headers: Headers): Promise<Identity> {

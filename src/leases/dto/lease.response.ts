@@ -1,10 +1,10 @@
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { ApiTimestamp, ApiWireDate } from '../../common/dto/wire-date.decorator.js';
-import { EVENT_STATUSES, EVENT_TYPES } from '../../events/event-status.js';
+import { EVENT_STATUSES, EVENT_TYPES } from '../../model/event-status.js';
 import { HostReservationResponse } from '../../plugins/physical-host/dto/host-reservation.response.js';
 import { InstanceReservationResponse } from '../../plugins/virtual-instance/dto/instance-reservation.response.js';
-import type { ReservationResponse } from '../../reservations/dto/reservation.response.js';
-import { LEASE_STATUSES } from '../lease-status.js';
+import type { ReservationResponse } from '../../plugins/dto/reservation.response.js';
+import { LEASE_STATUSES } from '../../model/lease-status.js';
 
 export class LeaseEventResponse {
   @ApiProperty({ format: 'uuid' })

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
-import { LEASE_STATUSES } from '../lease-status.js';
+import { LEASE_STATUSES } from '../../model/lease-status.js';
 
 export const SORT_KEYS = ['created_at', 'name', 'start_date', 'end_date', 'status'] as const;
 

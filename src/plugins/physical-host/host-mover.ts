@@ -3,8 +3,8 @@ import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { sql } from '../../database/sql.js';
 import { asHostParams, type HostParams } from './host-params.js';
-import { AllocationsRepository } from '../../pools/allocations.repository.js';
-import { combine, type HostQuery, HostQueryBuilder } from '../../scheduler/host-query.js';
+import { AllocationsRepository } from './host-allocations.repository.js';
+import { combine, type HostQuery, HostQueryBuilder } from '../../requirements/host-query.js';
 
 interface AllocationToMove {
   id: string;

@@ -2,7 +2,7 @@
 import { InvalidInput, MissingParameter } from '../../common/errors.js';
 import { characters, findBadInput } from '../../common/storable.js';
 import type { JsonObject } from '../../common/json.js';
-import { combine } from '../../scheduler/host-query.js';
+import { combine } from '../../requirements/host-query.js';
 
 export const BEFORE_END = ['default', 'snapshot', ''] as const;
 export const ON_END = ['release', 'recycle', 'shared'] as const;

@@ -6,7 +6,7 @@ import { Clock } from '../../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
-import { LeaseDeleter } from '../../leases/lease-deleter.js';
+import { LeaseRemover } from '../lease-remover.js';
 
 /** A claim made through the API whose server Nova does not show yet may be booting. */
 const BOOT_GRACE = '10 minutes';
@@ -24,7 +24,7 @@ export class InstanceUpkeep {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
-    // LeaseDeleter is looked up when used: it depends on the plugins, which depend on this.
+    // LeaseRemover is looked up when used: it depends on the plugins, which depend on this.
     private readonly modules: ModuleRef,
     private readonly clock: Clock,
   ) {}
@@ -61,7 +61,7 @@ export class InstanceUpkeep {
         // A due lease's start is retrying its unshelve: that start decides.
         if (server?.status === 'ERROR' && !due) {
           await this.modules
-            .get(LeaseDeleter, { strict: false })
+            .get(LeaseRemover, { strict: false })
             .delete(makeIdentity('climate', project, ['admin']), leaseId);
           this.logger.warn({
             msg: 'reserved server in ERROR; its lease is deleted',

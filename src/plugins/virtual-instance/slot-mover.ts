@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { sql } from '../../database/sql.js';
 import { pickReplacement } from './pick-slots.js';
 import { asInstanceParams } from './instance-params.js';
-import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { SlotsRepository } from './slots.repository.js';
 

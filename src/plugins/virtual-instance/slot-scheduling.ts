@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../../database/sql.js';
-import type { FilterAnswer, SchedulingRequest } from '../../scheduler/scheduling.js';
+import type { FilterAnswer, SchedulingRequest } from '../scheduling.js';
 
 /**
  * What virtual:instance says in the scheduler filter: a server that holds a reservation

@@ -4,8 +4,8 @@ import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql, SqlParams } from '../../database/sql.js';
 import type { Placement, SlotHost } from './pick-slots.js';
-import { lockHosts, type Span } from '../../pools/allocations.repository.js';
-import type { HostQuery } from '../../scheduler/host-query.js';
+import { lockHosts, type Span } from '../../pools/host-usage.js';
+import type { HostQuery } from '../../requirements/host-query.js';
 
 export interface SlotSize {
   vcpus: number;
@@ -327,5 +327,23 @@ export class SlotsRepository {
 
   async release(tx: EntityManager, reservationId: string): Promise<void> {
     await sql(tx, `DELETE FROM instance_allocations WHERE reservation_id = $1`, [reservationId]);
+  }
+
+  /**
+   * Active instance reservations whose aggregate, as last confirmed by the compute
+   * service, differs from the hosts their slots are on: an earlier resync failed.
+   */
+  async outOfLine(em: EntityManager): Promise<string[]> {
+    const { rows } = await sql<{ id: string }>(
+      em,
+      `SELECT r.id FROM reservations r JOIN aggregates ag ON ag.name = r.id::text
+        WHERE r.status = 'active' AND r.resource_type = 'virtual:instance'
+          AND EXISTS ((SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id
+                       EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
+                      UNION ALL
+                      (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
+                       EXCEPT SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id))`,
+    );
+    return rows.map((r) => r.id);
   }
 }

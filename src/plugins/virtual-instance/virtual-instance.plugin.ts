@@ -5,12 +5,12 @@ import type { JsonObject } from '../../common/json.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
-import type { Lease } from '../../leases/entities/lease.entity.js';
-import { Reservation } from '../../reservations/entities/reservation.entity.js';
-import { combine, HostQueryBuilder } from '../../scheduler/host-query.js';
+import type { Lease } from '../../model/lease.entity.js';
+import { Reservation } from '../../model/reservation.entity.js';
+import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
 import { InstancePool, SlotReservation } from './instance-pool.js';
 import { SlotsRepository } from './slots.repository.js';
-import { occupied, type Span } from '../../pools/allocations.repository.js';
+import { occupied, type Span } from '../../pools/host-usage.js';
 import { NotEnoughHosts } from '../physical-host/physical-host.plugin.js';
 import type {
   PreparedReservation,
@@ -19,14 +19,14 @@ import type {
   Window,
 } from '../resource-plugin.js';
 import { writeGated } from '../prepared-write.js';
-import type { HostQuery } from '../../scheduler/host-query.js';
+import type { HostQuery } from '../../requirements/host-query.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
 import { InstanceUpkeep } from './instance-upkeep.js';
 import { SlotMover } from './slot-mover.js';
 import { scheduleSlots } from './slot-scheduling.js';
 import { Clock } from '../../common/clock.js';
-import type { FilterAnswer, SchedulingRequest } from '../../scheduler/scheduling.js';
+import type { FilterAnswer, SchedulingRequest } from '../scheduling.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { pickSlots, Placement } from './pick-slots.js';
 import type {
@@ -56,6 +56,10 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     private readonly mover: SlotMover,
     private readonly clock: Clock,
   ) {}
+
+  outOfLine(em: EntityManager): Promise<string[]> {
+    return this.slots.outOfLine(em);
+  }
 
   evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
     return this.mover.evacuate(tx, hostIds, now);

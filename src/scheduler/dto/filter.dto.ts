@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiAdditionalProperties } from '../../common/dto/api-additional-properties.decorator.js';
 import type { FilterRequest } from '../scheduler-filter.service.js';
-import type { FilterAnswer } from '../scheduling.js';
+import type { FilterAnswer } from '../../plugins/scheduling.js';
 
 const STRINGS = { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
 

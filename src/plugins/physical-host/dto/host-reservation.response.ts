@@ -1,5 +1,5 @@
 import { ApiProperty, IntersectionType } from '@nestjs/swagger';
-import { ReservationResponse } from '../../../reservations/dto/reservation.response.js';
+import { ReservationResponse } from '../../dto/reservation.response.js';
 import { BEFORE_END, ON_END } from '../host-params.js';
 
 /** What a `physical:host` reservation adds to the reservation object (its `present`). */

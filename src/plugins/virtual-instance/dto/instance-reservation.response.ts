@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { ReservationResponse } from '../../../reservations/dto/reservation.response.js';
+import { ReservationResponse } from '../../dto/reservation.response.js';
 
 /** What a `virtual:instance` reservation adds to the reservation object (its `present`). */
 export class InstanceReservationFields {

@@ -1,0 +1,261 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../../common/clock.js';
+import { ResourceBusy } from '../../common/errors.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
+import { sql } from '../../database/sql.js';
+import { withTransaction } from '../../database/transaction.js';
+import { HOST_USAGE } from '../../pools/host-usage.js';
+import { FREEPOOL, RECYCLE_ZONE, reservationZone } from '../../pools/pool-names.js';
+import { PoolsRepository } from '../../pools/pools.repository.js';
+
+interface NamedHost {
+  id: number;
+  name: string;
+}
+
+/**
+ * Pool changes of the lease lifecycle. Each writes Climate's record in one transaction,
+ * then makes the compute driver match it; both halves are idempotent, so an action that
+ * died half-way is simply run again.
+ */
+@Injectable()
+export class PoolSync {
+  private readonly logger = new Logger('pools');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pools: PoolsRepository,
+    private readonly clock: Clock,
+    @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /**
+   * The reservation's pool holds exactly its allocated hosts. A host joins only from the
+   * freepool; one still in another pool (the previous lease has not ended yet) fails the
+   * attempt, and the manager retries it. `projects` (default: those the metadata lets
+   * in) may keep their servers on joining hosts; the power plan's prepare step names
+   * them while the metadata lets nobody in yet.
+   */
+  async syncReservationPool(
+    reservationId: string,
+    metadata: Record<string, string>,
+    projects?: string[],
+  ): Promise<void> {
+    const zone = reservationZone(reservationId);
+    const tenants = new Set(
+      projects ?? [metadata['blazar:owner'], ...(metadata.filter_tenant_id ?? '').split(',')],
+    );
+    const { joined, left } = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      await this.pools.ensure(tx, reservationId, 'reservation', now, {
+        availabilityZone: zone,
+        metadata,
+      });
+      const wanted = await this.allocated(tx, reservationId);
+      const inPool = await this.named(tx, await this.pools.hostsIn(tx, reservationId));
+      const left = inPool.filter((h) => !wanted.some((w) => w.id === h.id));
+      const joining = wanted.filter((w) => !inPool.some((h) => h.id === w.id));
+      for (const host of joining) {
+        const pool = await this.pools.poolOf(tx, host.id);
+        if (pool !== null && pool.name !== FREEPOOL) {
+          throw new ResourceBusy(`host ${host.name} is still in pool ${pool.name}`);
+        }
+      }
+      await this.pools.moveHosts(
+        tx,
+        left.map((h) => h.id),
+        FREEPOOL,
+        now,
+      );
+      await this.pools.moveHosts(
+        tx,
+        joining.map((h) => h.id),
+        reservationId,
+        now,
+      );
+      return { joined: wanted, left };
+    });
+    await this.driver.ensurePool({ name: reservationId, availabilityZone: zone, metadata });
+    for (const host of left) {
+      await this.driver.removeHost(reservationId, host.name);
+      await this.driver.addHost(FREEPOOL, host.name);
+    }
+    for (const host of joined) {
+      await this.driver.removeHost(FREEPOOL, host.name);
+      await this.clearForTenants(host.name, tenants);
+      await this.driver.addHost(reservationId, host.name);
+    }
+  }
+
+  /**
+   * Snapshots every server on the reservation's hosts (before-end action), each once: a
+   * retried action skips the servers `done` names, and `record` is told of each
+   * snapshot as soon as it is asked for.
+   */
+  async snapshotServers(
+    reservationId: string,
+    done: string[],
+    record: (serverId: string) => Promise<void>,
+  ): Promise<void> {
+    const hosts = await this.named(
+      this.dataSource.manager,
+      await this.pools.hostsIn(this.dataSource.manager, reservationId),
+    );
+    for (const host of hosts) {
+      for (const server of await this.driver.serversOnHost(host.name)) {
+        if (done.includes(server.id)) continue;
+        await this.driver.snapshotServer(server.id, `reserved_${server.name}`);
+        await record(server.id);
+      }
+    }
+  }
+
+  /**
+   * End of a host reservation: servers removed (kept for `recycle`), hosts moved to the
+   * freepool, the recycle pool or the shared pool, and the reservation's pool deleted.
+   */
+  async endReservationPool(
+    reservationId: string,
+    onEnd: 'release' | 'recycle' | 'shared',
+  ): Promise<void> {
+    const em = this.dataSource.manager;
+    const hosts = await this.named(em, [
+      ...new Set([
+        ...(await this.pools.hostsIn(em, reservationId)),
+        ...(await this.allocatedIds(em, reservationId)),
+      ]),
+    ]);
+    if (onEnd !== 'recycle') {
+      for (const host of hosts) await this.removeServers(host.name);
+    }
+    const targets = await withTransaction(this.dataSource, async (tx) => {
+      const now = this.clock.now();
+      const inPool = await this.pools.hostsIn(tx, reservationId);
+      const moved = new Map<number, string>();
+      for (const id of inPool) {
+        const target =
+          onEnd === 'recycle'
+            ? 'recycle'
+            : onEnd === 'shared' && !(await this.heldLater(tx, id, now, reservationId))
+              ? 'shared'
+              : FREEPOOL;
+        await this.pools.moveHosts(tx, [id], target, now);
+        moved.set(id, target);
+      }
+      await this.pools.deleteAggregate(tx, reservationId);
+      return moved;
+    });
+    if ([...targets.values()].includes('recycle')) {
+      await this.driver.ensurePool({
+        name: 'recycle',
+        availabilityZone: RECYCLE_ZONE,
+        metadata: {},
+      });
+    }
+    for (const host of hosts) {
+      await this.driver.removeHost(reservationId, host.name);
+      const target = targets.get(host.id);
+      if (target !== undefined) await this.driver.addHost(target, host.name);
+    }
+    await this.driver.deletePool(reservationId);
+  }
+
+  /**
+   * Hosts in the recycle pool go back to the freepool once their servers are gone, or
+   * when the grace period has passed (what is left is then removed).
+   */
+  async sweepRecycle(): Promise<number> {
+    const em = this.dataSource.manager;
+    const { rows } = await sql<{ id: number; name: string; since: Date }>(
+      em,
+      `SELECT h.id, h.hypervisor_hostname AS name, ah.since
+         FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
+         JOIN hosts h ON h.id = ah.host_id WHERE a.name = 'recycle'`,
+    );
+    let released = 0;
+    const graceMs = this.config.recycleGraceMinutes * 60_000;
+    for (const host of rows) {
+      const servers = await this.driver.serversOnHost(host.name);
+      const expired = this.clock.now().getTime() - host.since.getTime() >= graceMs;
+      if (servers.length > 0 && !expired) continue;
+      await this.removeServers(host.name);
+      await withTransaction(this.dataSource, async (tx) => {
+        const still = await this.pools.hostsIn(tx, 'recycle', [host.id]);
+        if (still.length > 0) await this.pools.moveHosts(tx, still, FREEPOOL, this.clock.now());
+      });
+      await this.driver.removeHost('recycle', host.name);
+      await this.driver.addHost(FREEPOOL, host.name);
+      released++;
+    }
+    return released;
+  }
+
+  /**
+   * Preemptible servers of other projects on a freshly reserved host go; any other
+   * server of another project is never removed: the start waits (and is retried) until
+   * its owner has moved it.
+   */
+  private async clearForTenants(host: string, tenants: Set<string>): Promise<void> {
+    const others = (await this.driver.serversOnHost(host)).filter((s) => !tenants.has(s.projectId));
+    await Promise.all(
+      others.filter((s) => s.preemptible).map((s) => this.driver.deleteServer(s.id)),
+    );
+    const kept = others.filter((s) => !s.preemptible);
+    if (kept.length > 0) {
+      throw new ResourceBusy(
+        `host ${host} still runs servers of other projects (${kept.map((s) => s.id).join(', ')})`,
+      );
+    }
+  }
+
+  private async removeServers(host: string): Promise<void> {
+    const servers = await this.driver.serversOnHost(host);
+    await Promise.all(servers.map((s) => this.driver.deleteServer(s.id)));
+  }
+
+  private async allocatedIds(em: EntityManager, reservationId: string): Promise<number[]> {
+    const { rows } = await sql<{ host_id: number }>(
+      em,
+      `SELECT host_id FROM host_allocations WHERE reservation_id = $1`,
+      [reservationId],
+    );
+    return rows.map((r) => r.host_id);
+  }
+
+  private async allocated(em: EntityManager, reservationId: string): Promise<NamedHost[]> {
+    return this.named(em, await this.allocatedIds(em, reservationId));
+  }
+
+  /**
+   * Whether other reservations hold the host now or later: then it stays in the
+   * reservation pool rather than join the shared one (their hosts are not moved).
+   */
+  private async heldLater(
+    tx: EntityManager,
+    hostId: number,
+    now: Date,
+    reservationId: string,
+  ): Promise<boolean> {
+    const { rows } = await sql(
+      tx,
+      `SELECT 1 FROM ${HOST_USAGE} a
+        WHERE a.host_id = $1 AND upper(a.during) > $2 AND a.reservation_id <> $3 LIMIT 1`,
+      [hostId, now, reservationId],
+    );
+    return rows.length > 0;
+  }
+
+  private async named(em: EntityManager, ids: number[]): Promise<NamedHost[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await sql<NamedHost>(
+      em,
+      `SELECT id, hypervisor_hostname AS name FROM hosts WHERE id = ANY($1) ORDER BY id`,
+      [ids],
+    );
+    return rows;
+  }
+}
