@@ -3,7 +3,10 @@ import { connect, createTestDatabase, TestDatabase } from './support/database.js
 import { startApp, TestApp } from './support/app.js';
 import { addHosts } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
+import { connect as amqpConnect } from 'amqplib';
 import { Maintenance } from '../src/plugins/maintenance.service.js';
+import { NovaListener } from '../src/plugins/nova-listener.js';
+import { TestVhost } from './support/rabbit-admin.js';
 
 const HOSTS = ['sh-1', 'sh-2'];
 const env = {
@@ -45,6 +48,37 @@ async function until(what: string, done: () => boolean | Promise<boolean>): Prom
   return Date.now() - started;
 }
 
+/** A server Nova is scheduling, and its lease for later made by the filter's call. */
+async function boot(t: TestApp, driver: MemoryDriver, project: string): Promise<string> {
+  const id = randomUUID();
+  driver.shelved.set(id, {
+    id,
+    projectId: project,
+    status: 'BUILD',
+    vcpus: 2,
+    memoryMb: 2048,
+    diskGb: 5,
+    host: null,
+  });
+  const res = await t.http.post('/v1/scheduler/filter').send({
+    hosts: HOSTS,
+    project_id: project,
+    user_id: 'u1',
+    instance_uuid: id,
+    hints: {
+      reserved: 'True',
+      lease_params: JSON.stringify({
+        name: `${project}-later`,
+        start: '2043-01-01 00:02',
+        end: '2043-01-01 01:00',
+      }),
+    },
+    flavor_extra_specs: {},
+  });
+  expect(res.status).toBe(200);
+  return id;
+}
+
 /** A reserved=True boot for a later lease is shelved at once, not at the next upkeep. */
 describe('shelving servers booted for a later lease', () => {
   let db: TestDatabase;
@@ -62,36 +96,7 @@ describe('shelving servers booted for a later lease', () => {
     await db?.drop();
   });
 
-  /** A server Nova is scheduling, and its lease for later made by the filter's call. */
-  async function bootForLater(project: string): Promise<string> {
-    const id = randomUUID();
-    driver.shelved.set(id, {
-      id,
-      projectId: project,
-      status: 'BUILD',
-      vcpus: 2,
-      memoryMb: 2048,
-      diskGb: 5,
-      host: null,
-    });
-    const res = await t.http.post('/v1/scheduler/filter').send({
-      hosts: HOSTS,
-      project_id: project,
-      user_id: 'u1',
-      instance_uuid: id,
-      hints: {
-        reserved: 'True',
-        lease_params: JSON.stringify({
-          name: `${project}-later`,
-          start: '2043-01-01 00:02',
-          end: '2043-01-01 01:00',
-        }),
-      },
-      flavor_extra_specs: {},
-    });
-    expect(res.status).toBe(200);
-    return id;
-  }
+  const bootForLater = (project: string) => boot(t, driver, project);
 
   const statusOf = (id: string) => driver.shelved.get(id)?.status;
   const asked = (id: string) => driver.asked.get(id) ?? 0;
@@ -144,5 +149,76 @@ describe('shelving servers booted for a later lease', () => {
     expect(await leaseCount('broken')).toBe(1);
     Object.assign(driver.shelved.get(server) ?? {}, { status: 'ERROR' });
     await until('lease deleted', async () => (await leaseCount('broken')) === 0);
+  });
+});
+
+/** Where Nova's notifications are on, its word that the server is ACTIVE is enough. */
+describe("shelving on Nova's instance notifications", () => {
+  const vhost = new TestVhost();
+  const exchange = `nova-${randomUUID()}`;
+  let db: TestDatabase;
+  let t: TestApp;
+  const driver = new MemoryDriver();
+
+  beforeAll(async () => {
+    await vhost.create();
+    db = await createTestDatabase();
+    // No manager timers at all: only the notification can shelve.
+    t = await startApp({
+      databaseUrl: db.url,
+      driver,
+      env: {
+        ...env,
+        NOVA_NOTIFY_URL: vhost.url(),
+        NOVA_NOTIFY_EXCHANGE: exchange,
+        NOVA_NOTIFY_QUEUE: `climate-nova-${randomUUID()}`,
+      },
+    });
+    t.clock.set(new Date('2043-01-01T00:00:00Z'));
+    await addHosts(t.http, HOSTS);
+    await t.app.get(NovaListener).ready();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+    await vhost.drop();
+  });
+
+  async function novaSays(eventType: string, uuid: string, state: string): Promise<void> {
+    const notification = {
+      message_id: randomUUID(),
+      publisher_id: 'nova-compute:sh-1',
+      event_type: eventType,
+      priority: 'INFO',
+      payload: {
+        'nova_object.name': 'InstanceActionPayload',
+        'nova_object.data': { uuid, state, host: 'sh-1' },
+      },
+    };
+    const nova = await amqpConnect(vhost.url());
+    try {
+      const channel = await nova.createConfirmChannel();
+      const body = { 'oslo.version': '2.0', 'oslo.message': JSON.stringify(notification) };
+      channel.publish(exchange, 'versioned_notifications.info', Buffer.from(JSON.stringify(body)));
+      await channel.waitForConfirms();
+    } finally {
+      await nova.close();
+    }
+  }
+
+  it('should shelve a server booted for later as soon as Nova says it is ACTIVE', async () => {
+    const server = await boot(t, driver, 'told');
+    const other = await boot(t, driver, 'other');
+    Object.assign(driver.shelved.get(server) ?? {}, { status: 'ACTIVE', host: 'sh-1' });
+    Object.assign(driver.shelved.get(other) ?? {}, { status: 'ACTIVE', host: 'sh-2' });
+    // someone else's server, and news that is not ACTIVE: nothing done
+    await novaSays('instance.create.end', randomUUID(), 'active');
+    await novaSays('instance.update', other, 'building');
+    await novaSays('instance.create.end', server, 'active');
+    await until('offloaded', () => driver.shelved.get(server)?.status === 'SHELVED_OFFLOADED');
+    // only the server Nova spoke of
+    expect(driver.shelved.get(other)?.status).toBe('ACTIVE');
+    await novaSays('instance.update', other, 'active');
+    await until('other offloaded', () => driver.shelved.get(other)?.status === 'SHELVED_OFFLOADED');
   });
 });

@@ -63,19 +63,19 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
   /**
    * The short tick (SHELVE_POLL_MS): only servers not yet seen shelved, so Nova is asked
    * about each waiting server until it is SHELVED_OFFLOADED, and then no more. A pass
-   * still running is not doubled.
+   * still running is not doubled. `serverId`: that server only (Nova said it is ACTIVE).
    */
-  async shelveNew(): Promise<void> {
-    if (this.busy) return;
-    await this.shelveUntilStart(false);
+  async shelveNew(serverId: string | null = null): Promise<void> {
+    if (this.busy || !this.config.plugins.includes('virtual:instance')) return;
+    await this.shelveUntilStart(false, serverId);
   }
 
   /** One pass at a time: the short tick and the periodic upkeep never shelve together. */
-  private shelveUntilStart(all: boolean): Promise<void> {
+  private shelveUntilStart(all: boolean, serverId: string | null = null): Promise<void> {
     const pass = this.shelving.then(async () => {
       this.busy = true;
       try {
-        await this.shelvePass(all);
+        await this.shelvePass(all, serverId);
       } finally {
         this.busy = false;
       }
@@ -90,7 +90,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
    * its host) will never start: its lease is deleted, so it holds no slot. `all` checks
    * those already seen shelved too (one unshelved by hand is shelved again).
    */
-  private async shelvePass(all: boolean): Promise<void> {
+  private async shelvePass(all: boolean, serverId: string | null): Promise<void> {
     const { rows } = await sql<{
       id: string;
       server_id: string;
@@ -105,8 +105,9 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
          FROM reservations r JOIN leases l ON l.id = r.lease_id
         WHERE r.resource_type = 'virtual:instance' AND r.status = 'pending'
           AND l.status = 'PENDING' AND r.params ->> 'server_id' IS NOT NULL
-          AND ($2 OR NOT r.params ? '${SEEN}')`,
-      [this.clock.now(), all],
+          AND ($2 OR NOT r.params ? '${SEEN}')
+          AND ($3::text IS NULL OR r.params ->> 'server_id' = $3)`,
+      [this.clock.now(), all, serverId],
     );
     for (const row of rows) {
       const { server_id: id, lease_id: leaseId, project_id: project, due } = row;
