@@ -144,6 +144,17 @@ describe('shelving servers booted for a later lease', () => {
     await until('offloaded again', () => statusOf(server) === 'SHELVED_OFFLOADED');
   });
 
+  it('should stop asking about a server deleted before its lease starts', async () => {
+    const gone = await bootForLater('gone');
+    const witness = await bootForLater('slow-2');
+    driver.shelved.delete(gone);
+    await ticks(witness, 2);
+    const before = asked(gone);
+    expect(before).toBeGreaterThanOrEqual(1);
+    await ticks(witness, 5);
+    expect(asked(gone)).toBe(before);
+  });
+
   it('should delete the lease of a server Nova put in ERROR before its start', async () => {
     const server = await bootForLater('broken');
     expect(await leaseCount('broken')).toBe(1);

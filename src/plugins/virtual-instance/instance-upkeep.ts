@@ -18,7 +18,10 @@ import { LeaseDeleter } from '../../leases/lease-deleter.js';
 
 /** A claim made through the API whose server Nova does not show yet may be booting. */
 const BOOT_GRACE = '10 minutes';
-/** In a reservation's params: when its server was seen SHELVED_OFFLOADED (internal). */
+/**
+ * In a reservation's params: when its server was seen SHELVED_OFFLOADED, or gone (deleted
+ * by its owner: nothing to shelve; its lease's start says so), internal.
+ */
 const SEEN = 'shelved_seen_at';
 
 /**
@@ -114,7 +117,8 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
       try {
         let server = await this.driver.getServer(id);
         let seen = row.seen;
-        if (seen && server?.status !== 'SHELVED_OFFLOADED') {
+        const settled = (s: typeof server) => s === null || s.status === 'SHELVED_OFFLOADED';
+        if (seen && !settled(server)) {
           await this.mark(row.id, false);
           seen = false;
         }
@@ -124,7 +128,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
           // about again at the next tick.
           server = await this.driver.getServer(id);
         }
-        if (server?.status === 'SHELVED_OFFLOADED' && !seen) await this.mark(row.id, true);
+        if (settled(server) && !seen) await this.mark(row.id, true);
         // A due lease's start is retrying its unshelve: that start decides.
         if (server?.status === 'ERROR' && !due) {
           await this.modules
