@@ -36,6 +36,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
   private timer: NodeJS.Timeout | null = null;
   private shelving: Promise<void> = Promise.resolve();
   private busy = false;
+  private stopped = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -54,6 +55,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
 
   /** Bounded wait for a pass in hand; what it did not finish, the next manager redoes. */
   async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     await Promise.race([this.shelving, new Promise((r) => setTimeout(r, 10_000).unref())]);
   }
@@ -69,8 +71,12 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
    * still running is not doubled. `serverId`: that server only (Nova said it is ACTIVE).
    */
   async shelveNew(serverId: string | null = null): Promise<void> {
-    if (this.busy || !this.config.plugins.includes('virtual:instance')) return;
-    await this.shelveUntilStart(false, serverId);
+    if (this.busy || this.stopped || !this.config.plugins.includes('virtual:instance')) return;
+    // Called on a timer and on notifications: a failure (the database away) waits for
+    // the next call, logged, never an unhandled rejection.
+    await this.shelveUntilStart(false, serverId).catch((error: unknown) => {
+      this.logger.warn({ msg: 'shelve pass failed; retried at the next tick', error });
+    });
   }
 
   /** One pass at a time: the short tick and the periodic upkeep never shelve together. */
