@@ -75,6 +75,8 @@ export interface Config {
   beforeEndAction: '' | 'snapshot';
   recycleGraceMinutes: number;
   healIntervalMs: number;
+  /** How often the manager shelves servers booted for a later lease (instance-upkeep). */
+  shelvePollMs: number;
   /** A lease's hosts are prepared this long before its start (docs/power.md); 0: at it. */
   provisioningLeadMinutes: number;
   /** The power plan (docs/power.md): idle hosts of the reservation pool powered off. */
@@ -196,6 +198,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
     recycleGraceMinutes: r.int('RECYCLE_GRACE_MINUTES', 60, 0, 10_080),
     healIntervalMs: r.int('HEAL_INTERVAL_MS', 60_000, 1000, 86_400_000),
+    shelvePollMs: r.int('SHELVE_POLL_MS', 5000, 100, 3_600_000),
     provisioningLeadMinutes: r.int('PROVISIONING_LEAD_MINUTES', 0, 0, 10_080),
     power: {
       plan: r.oneOf('POWER_PLAN', 'off', ['on', 'off'] as const) === 'on',

@@ -23,7 +23,8 @@ import { errorMessage, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
-import { readServiceUpdate, type ServiceChange } from './nova-service-event.js';
+import { readServerActive, readServiceUpdate, type ServiceChange } from './nova-service-event.js';
+import { InstanceUpkeep } from '../plugins/virtual-instance/instance-upkeep.js';
 
 const MAX_BACKOFF_MS = 30_000;
 /** Messages taken from the broker ahead of the one being handled (handled one at a time). */
@@ -38,7 +39,8 @@ function amqpUrl(url: string): string {
  * Learns host failures from Nova at once (manager and `all` roles, when NOVA_NOTIFY_URL is
  * set): a `service.update` saying a compute service is disabled or forced down makes its
  * host unreservable and heals its reservations; one saying it is back makes the host
- * reservable again. The periodic poll stays the safety net (a compute service that dies
+ * reservable again; an `instance.create.end` or `instance.update` to ACTIVE has a server
+ * booted for a later lease shelved at once. The periodic poll stays the safety net (a compute service that dies
  * without anyone forcing it down sends nothing).
  *
  * Climate's own durable queue (NOVA_NOTIFY_QUEUE), bound to `<topic>.info` on Nova's
@@ -69,6 +71,7 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly healing: HealingService,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
+    private readonly upkeep: InstanceUpkeep,
     @Inject(CONFIG) private readonly config: Config,
   ) {
     this.connected = new Promise((resolve) => (this.onConnected = resolve));
@@ -185,6 +188,14 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
   private async handle(channel: Channel, msg: ConsumeMessage): Promise<void> {
     if (this.stopped) return;
     const news = readServiceUpdate(msg.content);
+    const active = 'ignored' in news ? readServerActive(msg.content) : null;
+    if (active !== null) {
+      // A server booted for a later lease is shelved now, not at the next tick; not
+      // awaited: a shelve may take minutes, and the tick retries what this misses.
+      void this.upkeep.shelveNew(active);
+      channel.ack(msg);
+      return;
+    }
     if ('ignored' in news) {
       this.metrics.novaServiceEvents.inc({ result: 'ignored' });
       this.logger.debug({ msg: 'Nova notification ignored', why: news.ignored });

@@ -1,4 +1,4 @@
-import { readServiceUpdate } from './nova-service-event.js';
+import { readServerActive, readServiceUpdate } from './nova-service-event.js';
 
 /** A service.update as Nova sends it through oslo.messaging (versioned, envelope 2.0). */
 function novaMessage(data: Record<string, unknown>, eventType = 'service.update'): string {
@@ -70,5 +70,30 @@ describe('readServiceUpdate', () => {
     ],
   ])('should ignore %s', (body, expected) => {
     expect(readServiceUpdate(body)).toEqual(expected);
+  });
+});
+
+describe('readServerActive', () => {
+  const uuid = '7d3e1f7a-0b5c-4a8e-9d51-2f1c0e6b9a10';
+  it.each([
+    ['instance.create.end', { uuid, state: 'active' }, uuid],
+    ['instance.update', { uuid, state: 'active' }, uuid],
+    ['instance.update', { uuid, state: 'building' }, null],
+    ['instance.create.start', { uuid, state: 'building' }, null],
+    ['instance.shelve.end', { uuid, state: 'shelved_offloaded' }, null],
+    ['instance.update', { state: 'active' }, null],
+    ['service.update', { host: 'fake-2', binary: 'nova-compute' }, null],
+  ])('should read %s with %j as %s', (type, data, expected) => {
+    expect(readServerActive(novaMessage(data, type))).toBe(expected);
+  });
+
+  it('should read a bare notification and ignore what is not JSON', () => {
+    const bare = JSON.stringify({
+      event_type: 'instance.create.end',
+      payload: { 'nova_object.data': { uuid, state: 'active' } },
+    });
+    expect(readServerActive(bare)).toBe(uuid);
+    expect(readServerActive('not json')).toBeNull();
+    expect(readServerActive('{"oslo.message": "[1]"}')).toBeNull();
   });
 });

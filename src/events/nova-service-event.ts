@@ -49,3 +49,18 @@ export function readServiceUpdate(body: Buffer | string): ServiceNews {
   }
   return { host: data.host, down: disabled || forcedDown };
 }
+
+/**
+ * The server of an `instance.create.end`, or of an `instance.update`, that says it is now
+ * ACTIVE (state `active`), from the same kind of message; null for anything else.
+ */
+export function readServerActive(body: Buffer | string): string | null {
+  const outer = record(parse(body.toString()));
+  const inner = typeof outer?.['oslo.message'] === 'string' ? outer['oslo.message'] : null;
+  const message = inner === null ? outer : record(parse(inner));
+  const type = message?.event_type;
+  if (type !== 'instance.create.end' && type !== 'instance.update') return null;
+  const data = record(record(message?.payload)?.['nova_object.data']);
+  if (data?.state !== 'active' || typeof data.uuid !== 'string' || data.uuid === '') return null;
+  return data.uuid;
+}

@@ -28,6 +28,8 @@ export interface TestAppOptions {
   plugins?: ResourcePlugin[];
   recorder?: RecorderPlugin;
   driver?: ComputeDriver;
+  /** The manager's timers on (off by default: tests call tick() themselves). */
+  managerTimer?: boolean;
 }
 
 /** A full Climate on a test database, with a fake clock and the manager timer off. */
@@ -44,7 +46,7 @@ export async function startApp(options: TestAppOptions): Promise<TestApp> {
       },
       { resourceTypes: [...BUILTIN_RESOURCE_TYPES, ...plugins.map((p) => p.resourceType)] },
     ),
-    managerTimer: false,
+    managerTimer: options.managerTimer ?? false,
   };
   const clock = options.clock ?? new FakeClock(new Date('2030-01-01T00:00:00Z'));
   const app = await buildApp(config, {

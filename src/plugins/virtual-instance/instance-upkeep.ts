@@ -1,25 +1,42 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { makeIdentity } from '../../common/auth/identity.js';
 import { Clock } from '../../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { LeaseRemover } from '../lease-remover.js';
 
 /** A claim made through the API whose server Nova does not show yet may be booting. */
 const BOOT_GRACE = '10 minutes';
+/**
+ * In a reservation's params: when its server was seen SHELVED_OFFLOADED, or gone (deleted
+ * by its owner: nothing to shelve; its lease's start says so), internal.
+ */
+const SEEN = 'shelved_seen_at';
 
 /**
  * Keeps instance reservations in line with the compute service: a server booted with a
- * lease for later is shelved until its start, and the claims show the servers that
+ * lease for later is shelved until its start (promptly: a short tick of its own), and the claims show the servers that
  * really hold the slots (Placement's allocations), not only those claimed through
  * Climate's API.
  */
 @Injectable()
-export class InstanceUpkeep {
+export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('virtual:instance');
+  private timer: NodeJS.Timeout | null = null;
+  private shelving: Promise<void> = Promise.resolve();
+  private busy = false;
+  private stopped = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -27,37 +44,97 @@ export class InstanceUpkeep {
     // LeaseRemover is looked up when used: it depends on the plugins, which depend on this.
     private readonly modules: ModuleRef,
     private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
+  onApplicationBootstrap(): void {
+    const { role, managerTimer, plugins, shelvePollMs } = this.config;
+    if (role === 'api' || !managerTimer || !plugins.includes('virtual:instance')) return;
+    this.timer = setInterval(() => void this.shelveNew(), shelvePollMs);
+  }
+
+  /** Bounded wait for a pass in hand; what it did not finish, the next manager redoes. */
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    await Promise.race([this.shelving, new Promise((r) => setTimeout(r, 10_000).unref())]);
+  }
+
   async run(): Promise<void> {
-    await this.shelveUntilStart();
+    await this.shelveUntilStart(true);
     await this.recordHolders();
+  }
+
+  /**
+   * The short tick (SHELVE_POLL_MS): only servers not yet seen shelved, so Nova is asked
+   * about each waiting server until it is SHELVED_OFFLOADED, and then no more. A pass
+   * still running is not doubled. `serverId`: that server only (Nova said it is ACTIVE).
+   */
+  async shelveNew(serverId: string | null = null): Promise<void> {
+    if (this.busy || this.stopped || !this.config.plugins.includes('virtual:instance')) return;
+    // Called on a timer and on notifications: a failure (the database away) waits for
+    // the next call, logged, never an unhandled rejection.
+    await this.shelveUntilStart(false, serverId).catch((error: unknown) => {
+      this.logger.warn({ msg: 'shelve pass failed; retried at the next tick', error });
+    });
+  }
+
+  /** One pass at a time: the short tick and the periodic upkeep never shelve together. */
+  private shelveUntilStart(all: boolean, serverId: string | null = null): Promise<void> {
+    const pass = this.shelving.then(async () => {
+      this.busy = true;
+      try {
+        await this.shelvePass(all, serverId);
+      } finally {
+        this.busy = false;
+      }
+    });
+    this.shelving = pass.catch(() => undefined);
+    return pass;
   }
 
   /**
    * Servers reserved for a lease that has not started: shelved and offloaded. One that
    * Nova put in ERROR before its lease was due (a boot that found no host, or failed on
-   * its host) will never start: its lease is deleted, so it holds no slot.
+   * its host) will never start: its lease is deleted, so it holds no slot. `all` checks
+   * those already seen shelved too (one unshelved by hand is shelved again).
    */
-  private async shelveUntilStart(): Promise<void> {
+  private async shelvePass(all: boolean, serverId: string | null): Promise<void> {
     const { rows } = await sql<{
+      id: string;
       server_id: string;
       lease_id: string;
       project_id: string;
       due: boolean;
+      seen: boolean;
     }>(
       this.dataSource.manager,
-      `SELECT r.params ->> 'server_id' AS server_id, l.id AS lease_id, l.project_id,
-              l.start_at <= $1 AS due
+      `SELECT r.id, r.params ->> 'server_id' AS server_id, l.id AS lease_id, l.project_id,
+              l.start_at <= $1 AS due, r.params ? '${SEEN}' AS seen
          FROM reservations r JOIN leases l ON l.id = r.lease_id
         WHERE r.resource_type = 'virtual:instance' AND r.status = 'pending'
-          AND l.status = 'PENDING' AND r.params ->> 'server_id' IS NOT NULL`,
-      [this.clock.now()],
+          AND l.status = 'PENDING' AND r.params ->> 'server_id' IS NOT NULL
+          AND ($2 OR NOT r.params ? '${SEEN}')
+          AND ($3::text IS NULL OR r.params ->> 'server_id' = $3)`,
+      [this.clock.now(), all, serverId],
     );
-    for (const { server_id: id, lease_id: leaseId, project_id: project, due } of rows) {
+    for (const row of rows) {
+      const { server_id: id, lease_id: leaseId, project_id: project, due } = row;
       try {
-        const server = await this.driver.getServer(id);
-        if (server?.status === 'ACTIVE') await this.driver.shelveServer(id);
+        let server = await this.driver.getServer(id);
+        let seen = row.seen;
+        const settled = (s: typeof server) => s === null || s.status === 'SHELVED_OFFLOADED';
+        if (seen && !settled(server)) {
+          await this.mark(row.id, false);
+          seen = false;
+        }
+        if (server?.status === 'ACTIVE' || server?.status === 'SHELVED') {
+          await this.driver.shelveServer(id);
+          // Done only once Nova shows it offloaded: a shelve still under way is asked
+          // about again at the next tick.
+          server = await this.driver.getServer(id);
+        }
+        if (settled(server) && !seen) await this.mark(row.id, true);
         // A due lease's start is retrying its unshelve: that start decides.
         if (server?.status === 'ERROR' && !due) {
           await this.modules
@@ -73,6 +150,18 @@ export class InstanceUpkeep {
         this.logger.warn({ msg: 'could not shelve a reserved server', server_id: id, error });
       }
     }
+  }
+
+  /** Records (or forgets) that the reservation's server was seen SHELVED_OFFLOADED. */
+  private async mark(reservationId: string, seen: boolean): Promise<void> {
+    await sql(
+      this.dataSource.manager,
+      seen
+        ? `UPDATE reservations SET params = params || jsonb_build_object('${SEEN}', now())
+            WHERE id = $1 AND status = 'pending'`
+        : `UPDATE reservations SET params = params - '${SEEN}' WHERE id = $1`,
+      [reservationId],
+    );
   }
 
   private async recordHolders(): Promise<void> {
