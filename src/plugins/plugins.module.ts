@@ -61,7 +61,8 @@ export class PluginsModule {
             new PluginRegistry(available, config.plugins),
         },
       ],
-      exports: [PluginRegistry, SCHEDULING_RULES, PoolSync],
+      // InstanceUpkeep: the Nova listener shelves a server reserved for later at once.
+      exports: [PluginRegistry, SCHEDULING_RULES, PoolSync, InstanceUpkeep],
     };
   }
 }
