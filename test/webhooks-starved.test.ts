@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { getPriority, setPriority } from 'node:os';
 import { startApp, TestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { ensureBuilt, MAIN, ROOT } from './support/dist.js';
@@ -52,17 +51,8 @@ describe('webhooks from managers starved of CPU', () => {
   const children: ChildProcess[] = [];
   let db: TestDatabase;
   let api: TestApp;
-  const priority = getPriority();
 
   beforeAll(async () => {
-    // The receiver (this process) answers promptly however loaded the machine is, so a
-    // repeat can only come from the starved managers, not from a receiver that really
-    // missed the timeout (root may raise a priority; elsewhere it stays as it is).
-    try {
-      setPriority(-10);
-    } catch {
-      // not allowed: the test still runs, with the receiver at the usual priority
-    }
     ensureBuilt();
     await receiver.listen();
     db = await createTestDatabase();
@@ -70,11 +60,6 @@ describe('webhooks from managers starved of CPU', () => {
     api = await startApp({ databaseUrl: db.url, env: { ROLE: 'api' } });
   });
   afterAll(async () => {
-    try {
-      setPriority(priority);
-    } catch {
-      // lowering back needs no privilege; nothing else to do
-    }
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
     await api?.close();
     await receiver.down();
