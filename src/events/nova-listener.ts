@@ -18,6 +18,7 @@ import {
   openLink,
   problemOf,
   TIMEOUT_MS,
+  reportUsedAsIs,
 } from '../notifications/amqp-link.js';
 import { errorMessage, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
@@ -124,15 +125,7 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
         TIMEOUT_MS,
         'declaring',
       );
-      for (const { object, reason } of asIs) {
-        if (this.usedAsIs.has(object)) continue;
-        this.usedAsIs.add(object);
-        this.logger.warn({
-          msg: 'declared elsewhere with other arguments; used as it is',
-          object,
-          reason,
-        });
-      }
+      reportUsedAsIs(asIs, this.usedAsIs, (entry) => this.logger.warn(entry));
       const channel = await openChannel(model, false, lost);
       await channel.prefetch(PREFETCH);
       await channel.consume(queue, (msg) => {

@@ -220,3 +220,19 @@ export async function declareLikeOslo(
     }
   }
 }
+
+/**
+ * Says once per object (across reconnects) that it was declared elsewhere with other
+ * arguments and is used as it is: `seen` is the caller's memory of what it said.
+ */
+export function reportUsedAsIs(
+  asIs: { object: string; reason: string }[],
+  seen: Set<string>,
+  warn: (entry: { msg: string; object: string; reason: string }) => void,
+): void {
+  for (const { object, reason } of asIs) {
+    if (seen.has(object)) continue;
+    seen.add(object);
+    warn({ msg: 'declared elsewhere with other arguments; used as it is', object, reason });
+  }
+}

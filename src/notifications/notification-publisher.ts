@@ -22,6 +22,7 @@ import {
   problemOf,
   TIMEOUT_MS,
   type BrokerProblem,
+  reportUsedAsIs,
 } from './amqp-link.js';
 import { envelope, type OutboxRow } from './envelope.js';
 import { deleteDelivered, settlePublished } from './webhook-store.js';
@@ -301,15 +302,7 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
         durable,
         queues: topics.map((topic) => ({ name: `${topic}.info` })),
       });
-      for (const { object, reason } of asIs) {
-        if (this.usedAsIs.has(object)) continue;
-        this.usedAsIs.add(object);
-        this.logger.warn({
-          msg: 'declared elsewhere with other arguments; used as it is',
-          object,
-          reason,
-        });
-      }
+      reportUsedAsIs(asIs, this.usedAsIs, (entry) => this.logger.warn(entry));
       const channel = await openChannel(model, true, lost);
       // Set by the handlers while the channel opened (a closure: the compiler cannot see it).
       const failed = early as Error | null;
