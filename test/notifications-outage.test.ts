@@ -5,6 +5,7 @@ import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
 import { Metrics } from '../src/observability/metrics.js';
+import { PeriodicJobs } from '../src/observability/periodic-jobs.js';
 import { startApp, TestApp } from './support/app.js';
 import { BROKER, consumeNotifications } from './support/rabbit.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -132,7 +133,8 @@ describe('notifications when the broker or a publisher fails', () => {
     await waitFor('the broker to get the batch', () =>
       uniqueIds(start).size === 50 ? true : undefined,
     );
-    const other = new NotificationPublisher(t.app.get(DataSource), new Metrics(), {
+    const jobs = t.app.get(PeriodicJobs);
+    const other = new NotificationPublisher(t.app.get(DataSource), new Metrics(), jobs, {
       ...t.config,
       notify: { ...t.config.notify, url: BROKER },
     });

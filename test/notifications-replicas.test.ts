@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { FakeClock } from '../src/common/clock.js';
 import { loadConfig } from '../src/config/config.js';
 import { NotificationPublisher } from '../src/notifications/notification-publisher.js';
+import { PeriodicJobs } from '../src/observability/periodic-jobs.js';
 import { OutboxPruner } from '../src/notifications/outbox-pruner.js';
 import { describeNotifications } from '../src/observability/lifecycle.js';
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher.js';
@@ -166,6 +167,7 @@ describe('the outbox where no manager can send', () => {
       new OutboxPruner(
         app.app.get(DataSource),
         clock,
+        app.app.get(PeriodicJobs),
         loadConfig({ DATABASE_URL: db.url, ...over }),
       );
     expect(pruner({}).prunes).toBe(true);

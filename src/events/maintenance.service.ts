@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
@@ -19,6 +13,7 @@ import { PoolSync } from '../plugins/physical-host/pool-sync.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
 import { compactGaugeCounts } from '../observability/gauge-counts.js';
 import { Metrics } from '../observability/metrics.js';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 
 /**
  * Periodic pool work where the manager runs: bring the capacity plan's host_busy up to
@@ -28,10 +23,9 @@ import { Metrics } from '../observability/metrics.js';
  * plugin's own upkeep.
  */
 @Injectable()
-export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdown {
+export class Maintenance implements OnApplicationBootstrap {
   private readonly logger = new Logger('pools');
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
+  private readonly job: PeriodicJob;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -43,21 +37,26 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
-    @Inject(CONFIG) private readonly config: Config,
-  ) {}
+    jobs: PeriodicJobs,
+    @Inject(CONFIG) config: Config,
+  ) {
+    this.job = jobs.define({
+      name: 'maintenance',
+      everyMs: config.healIntervalMs,
+      run: () => this.once(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api' || !this.config.managerTimer) return;
-    this.timer = setInterval(() => void this.run(), this.config.healIntervalMs);
+    this.job.start();
   }
 
-  onApplicationShutdown(): void {
-    if (this.timer !== null) clearInterval(this.timer);
+  /** One upkeep pass (a pass already going is shared, not doubled). */
+  run(): Promise<void> {
+    return this.job.tick();
   }
 
-  async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+  private async once(): Promise<void> {
     try {
       // Apart, so that neither it nor the rest can stop the other.
       await refreshHostBusy(this.dataSource.manager).catch((error: unknown) => {
@@ -76,9 +75,7 @@ export class Maintenance implements OnApplicationBootstrap, OnApplicationShutdow
       this.metrics.maintenanceRuns.inc({ result: 'ok' });
     } catch (error) {
       this.metrics.maintenanceRuns.inc({ result: 'failed' });
-      this.logger.error(error instanceof Error ? error : String(error));
-    } finally {
-      this.running = false;
+      throw error;
     }
   }
 

@@ -7,7 +7,6 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
@@ -16,8 +15,7 @@ import { EventRunner } from './event-runner.js';
 import { EventsRepository } from './events.repository.js';
 import { ReservationSync } from '../reservations/reservation-sync.js';
 import { ManagerPulse } from '../observability/manager-pulse.js';
-
-const TIMER = 'climate-manager';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 
 /**
  * Polls for due events and runs them. Many replicas may run against one database: events
@@ -36,21 +34,27 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   /** Claims as soon as a slot frees, not only at the next poll (with the timer on). */
   private refilling = false;
   private stopped = false;
+  private readonly job: PeriodicJob;
 
   constructor(
     private readonly events: EventsRepository,
     private readonly runner: EventRunner,
     private readonly resyncs: ReservationSync,
-    private readonly scheduler: SchedulerRegistry,
     private readonly clock: Clock,
     private readonly pulse: ManagerPulse,
+    jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.job = jobs.define({
+      name: 'events',
+      everyMs: config.eventPollMs,
+      run: () => this.tick(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api' || !this.config.managerTimer) return;
-    const timer = setInterval(() => void this.tick(), this.config.eventPollMs);
-    this.scheduler.addInterval(TIMER, timer);
+    if (!this.job.timed) return;
+    this.job.start();
     this.refilling = true;
     this.pulse.started();
     this.logger.log({
@@ -63,7 +67,7 @@ export class ManagerService implements OnApplicationBootstrap, OnApplicationShut
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     this.refilling = false;
-    if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
+    await this.job.stop();
     // Bounded wait for running work; what is cut off is retaken when its claim expires.
     await Promise.race([this.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
   }

@@ -26,6 +26,7 @@ import { HealingService } from './healing.service.js';
 import { followHostStates } from './host-states.js';
 import { readServerActive, readServiceUpdate, type ServiceChange } from './nova-service-event.js';
 import { InstanceUpkeep } from '../plugins/virtual-instance/instance-upkeep.js';
+import { runsManager } from '../config/roles.js';
 
 const MAX_BACKOFF_MS = 30_000;
 /** Messages taken from the broker ahead of the one being handled (handled one at a time). */
@@ -79,7 +80,7 @@ export class NovaListener implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.role === 'api' || this.config.novaNotify.url === null) return;
+    if (!runsManager(this.config) || this.config.novaNotify.url === null) return;
     void this.start();
   }
 

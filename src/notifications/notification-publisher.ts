@@ -13,6 +13,7 @@ import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { errorMessage, TimeoutError, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 import {
   BrokerError,
   closeLink,
@@ -67,7 +68,7 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
   /** Kinds of failure logged in this outage: one line each, however many attempts fail. */
   private readonly problemsLogged = new Set<BrokerProblem>();
   private retryAt = 0;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly job: PeriodicJob;
   private running: Promise<number> | null = null;
   private stopped = false;
   /** Objects found declared with other arguments, logged once each. */
@@ -77,21 +78,26 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
   constructor(
     private readonly dataSource: DataSource,
     private readonly metrics: Metrics,
+    jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.job = jobs.define({
+      name: 'notifications',
+      everyMs: Math.min(TIMER_MS, config.eventPollMs),
+      run: () => this.tick(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    const { role, managerTimer, notify } = this.config;
-    if (role === 'api' || !managerTimer || notify.url === null) return;
+    if (this.config.notify.url === null || !this.job.timed) return;
     this.metrics.brokerConnected.set({ link: 'notifications' }, 0);
-    this.timer = setInterval(() => void this.tick(), Math.min(TIMER_MS, this.config.eventPollMs));
-    this.timer.unref();
+    this.job.start();
   }
 
   /** Bounded whatever the broker does: a pass gets its confirm timeout, a close 2 s. */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    await this.job.stop();
     const running = this.running?.then(
       () => undefined,
       () => undefined,

@@ -1,16 +1,11 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
-import { errorMessage } from '../observability/bounded.js';
+import { runsManager } from '../config/roles.js';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 
 const HOUR = 3600_000;
 /** Rows deleted per statement, so a long-grown outbox goes without one huge transaction. */
@@ -24,34 +19,33 @@ const BATCH = 10_000;
  * an outage of its broker or receiver. A manager with a sink keeps rows until they are sent.
  */
 @Injectable()
-export class OutboxPruner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxPruner implements OnApplicationBootstrap {
   private readonly logger = new Logger('notifications');
-  private timer: NodeJS.Timeout | null = null;
+  private readonly job: PeriodicJob;
   private running: Promise<number> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.job = jobs.define({
+      name: 'outbox-prune',
+      everyMs: HOUR,
+      runAtStart: true,
+      run: () => this.prune(),
+    });
+  }
 
   /** True where this replica would prune: a manager with no way to send. */
   get prunes(): boolean {
-    const { role, notify, webhooks } = this.config;
-    return role !== 'api' && notify.url === null && webhooks.urls.length === 0;
+    const { notify, webhooks } = this.config;
+    return runsManager(this.config) && notify.url === null && webhooks.urls.length === 0;
   }
 
   onApplicationBootstrap(): void {
-    if (!this.prunes || !this.config.managerTimer) return;
-    const run = () => void this.prune().catch((error) => this.failed(error));
-    run();
-    this.timer = setInterval(run, HOUR);
-    this.timer.unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
-    await this.running?.catch(() => 0);
+    if (this.prunes) this.job.start();
   }
 
   /** Deletes the rows past the retention; how many (tests call it). */
@@ -87,10 +81,5 @@ export class OutboxPruner implements OnApplicationBootstrap, OnApplicationShutdo
       });
     }
     return total;
-  }
-
-  /** The database's outages are reported by the manager's polls and /readyz. */
-  private failed(error: unknown): void {
-    this.logger.debug({ msg: 'old notifications not pruned', error: errorMessage(error) });
   }
 }

@@ -3,6 +3,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, type LoggerService } fro
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { APP_LOGGER } from './ops-server.js';
+import { runsManager } from '../config/roles.js';
 
 export const MIGRATIONS_APPLIED = Symbol('MIGRATIONS_APPLIED');
 
@@ -37,7 +38,7 @@ export function describeDatabase(
 export function describeNotifications(
   config: Pick<Config, 'role' | 'notify' | 'webhooks'>,
 ): Record<string, string> {
-  if (config.role === 'api') return { notifications: 'outbox only: the managers send them' };
+  if (!runsManager(config)) return { notifications: 'outbox only: the managers send them' };
   const receivers = config.webhooks.urls.length;
   return {
     notifications: config.notify.url === null ? 'off' : 'on',

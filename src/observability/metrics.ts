@@ -69,6 +69,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly periodicRuns = new Counter({
+    name: 'climate_periodic_runs_total',
+    help: "The manager's periodic jobs' runs by job and result (ok, failed)",
+    labelNames: ['job', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly periodicSeconds = new Histogram({
+    name: 'climate_periodic_run_seconds',
+    help: "How long each run of the manager's periodic jobs took",
+    labelNames: ['job'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
   readonly claims = new Counter({
     name: 'climate_claims_total',
     help: 'Instance slot claims by result (granted, refused for want of a slot, released)',

@@ -6,6 +6,7 @@ import { ManagerPulse } from './manager-pulse.js';
 import { Metrics } from './metrics.js';
 import { MetricsService } from './metrics.service.js';
 import { APP_LOGGER, OpsServer } from './ops-server.js';
+import { PeriodicJobs } from './periodic-jobs.js';
 import { ReadinessChecks } from './readiness.service.js';
 
 export interface ObservabilityOptions {
@@ -37,8 +38,9 @@ export class ObservabilityModule {
         ReadinessChecks,
         OpsServer,
         Lifecycle,
+        PeriodicJobs,
       ],
-      exports: [Metrics, ManagerPulse],
+      exports: [Metrics, ManagerPulse, PeriodicJobs],
     };
   }
 }

@@ -12,6 +12,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { errorMessage, SingleFlight, within } from './bounded.js';
 import { ManagerPulse, pollProblem, type PulseState } from './manager-pulse.js';
+import { runsManager, runsManagerTimers } from '../config/roles.js';
 
 interface DatabaseState {
   /** A standby (pg_is_in_recovery) or a read-only default: no event can be claimed. */
@@ -89,10 +90,10 @@ export class ReadinessChecks {
         await database;
       }),
     ];
-    if (this.config.role !== 'api') {
+    if (runsManager(this.config)) {
       checks.push(
         this.check('manager', dbTimeout, async () => {
-          const pulse = this.config.managerTimer ? this.pulse.snapshot() : null;
+          const pulse = runsManagerTimers(this.config) ? this.pulse.snapshot() : null;
           const now = performance.now();
           const problem = managerProblem(pulse, await database, now, this.staleAfterMs());
           if (problem === null) return;

@@ -1,15 +1,10 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { errorMessage } from '../observability/bounded.js';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 import { PowerTransitions } from './power-transitions.js';
 import { PowerRepository } from './power.repository.js';
 import { PowerReport } from './power-report.js';
@@ -27,10 +22,9 @@ const LOG_DAYS = 31;
  * replica may run it, and a restart loses nothing.
  */
 @Injectable()
-export class PowerService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class PowerService implements OnApplicationBootstrap {
   private readonly logger = new Logger('power');
-  private timer: NodeJS.Timeout | null = null;
-  private current: Promise<void> | null = null;
+  private readonly job: PeriodicJob;
   private prunedAt = 0;
 
   constructor(
@@ -40,25 +34,23 @@ export class PowerService implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly provisioning: Provisioning,
     private readonly report: PowerReport,
     private readonly clock: Clock,
+    jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.config.role === 'api' || !this.config.managerTimer) return;
-    this.timer = setInterval(() => void this.run(), this.config.power.intervalMs);
+  ) {
+    this.job = jobs.define({
+      name: 'power',
+      everyMs: config.power.intervalMs,
+      run: () => this.once(),
+    });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
-    await this.current;
+  onApplicationBootstrap(): void {
+    this.job.start();
   }
 
   /** One run (a run already going is shared, not doubled). */
   run(): Promise<void> {
-    this.current ??= this.once().finally(() => {
-      this.current = null;
-    });
-    return this.current;
+    return this.job.tick();
   }
 
   private async once(): Promise<void> {

@@ -5,6 +5,7 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
 } from '@nestjs/common';
+import { PeriodicJob, PeriodicJobs } from '../../observability/periodic-jobs.js';
 import { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { makeIdentity } from '../../common/auth/identity.js';
@@ -33,7 +34,7 @@ const SEEN = 'shelved_seen_at';
 @Injectable()
 export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('virtual:instance');
-  private timer: NodeJS.Timeout | null = null;
+  private readonly job: PeriodicJob;
   private shelving: Promise<void> = Promise.resolve();
   private busy = false;
   private stopped = false;
@@ -44,19 +45,24 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
     // LeaseRemover is looked up when used: it depends on the plugins, which depend on this.
     private readonly modules: ModuleRef,
     private readonly clock: Clock,
+    jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.job = jobs.define({
+      name: 'shelve',
+      everyMs: config.shelvePollMs,
+      run: () => this.shelveNew(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    const { role, managerTimer, plugins, shelvePollMs } = this.config;
-    if (role === 'api' || !managerTimer || !plugins.includes('virtual:instance')) return;
-    this.timer = setInterval(() => void this.shelveNew(), shelvePollMs);
+    if (this.config.plugins.includes('virtual:instance')) this.job.start();
   }
 
   /** Bounded wait for a pass in hand; what it did not finish, the next manager redoes. */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    await this.job.stop();
     await Promise.race([this.shelving, new Promise((r) => setTimeout(r, 10_000).unref())]);
   }
 
