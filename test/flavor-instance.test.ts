@@ -3,6 +3,7 @@ import { startApp, TestApp } from './support/app.js';
 import { addHosts } from './support/hosts.js';
 import { MemoryDriver } from './support/memory-driver.js';
 import type { SourceFlavor } from '../src/compute/compute-driver.js';
+import { OpenApiChecker } from './support/openapi-checker.js';
 
 const HOUR = 3600_000;
 /** Hosts of 8 vCPU / 16 GB / 100 GB; 2 vCPUs per core (dedicated CPUs count double). */
@@ -224,6 +225,26 @@ describe('flavor:instance reservations', () => {
     expect(shown.reservations[0].amount).toBe(1);
     expect(await slotsOf(rid)).toEqual(slots);
     await t.http.put(`/v1/leases/${id}`).set(tenant).send({ name: 'renamed' }).expect(200);
+  });
+
+  it('should answer as the OpenAPI document says', async () => {
+    const checker = new OpenApiChecker((await t.http.get('/openapi.json')).body);
+    const body = {
+      name: 'doc',
+      start_date: '2042-08-02 00:00',
+      end_date: '2042-08-03 00:00',
+      reservations: [{ resource_type: 'flavor:instance', flavor_id: 'sized', amount: 1 }],
+    };
+    const created = await t.http.post('/v1/leases').set(tenant).send(body).expect(201);
+    checker.record('POST /v1/leases', created, body);
+    const { id } = created.body.lease;
+    checker.record('GET /v1/leases/{id}', await t.http.get(`/v1/leases/${id}`).set(tenant));
+    const refused = await t.http
+      .put(`/v1/leases/${id}`)
+      .set(tenant)
+      .send({ end_date: '2042-08-04 00:00' });
+    checker.record('PUT /v1/leases/{id}', refused);
+    expect(checker.problems).toEqual([]);
   });
 
   it("should hide a project's flavor reservation from another project", async () => {

@@ -35,6 +35,16 @@ import {
 
 const TYPE = 'flavor:instance';
 
+/** virtual:instance's choice of slots, without its claims (this type has none). */
+function withoutClaims(prepared: PreparedReservation): PreparedReservation {
+  const again = prepared.again;
+  return {
+    ...prepared,
+    details: {},
+    again: again && (async (tx, stale) => withoutClaims(await again(tx, stale))),
+  };
+}
+
 /** Blazar's answer to any change of a lease holding a flavor:instance reservation. */
 export class FlavorUpdateRefused extends Conflict {
   constructor() {
@@ -95,12 +105,12 @@ export class FlavorInstancePlugin implements ResourcePlugin {
     throw new FlavorUpdateRefused();
   }
 
-  prepare(
+  async prepare(
     tx: EntityManager,
     reservation: Reservation,
     window: Window,
   ): Promise<PreparedReservation> {
-    return this.instances.prepare(tx, reservation, window);
+    return withoutClaims(await this.instances.prepare(tx, reservation, window));
   }
 
   reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
