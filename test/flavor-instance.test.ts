@@ -296,4 +296,33 @@ describe('flavor:instance reservations', () => {
     expect(driver.sizes.has(rid)).toBe(false);
     expect(await slotsOf(rid)).toEqual([]);
   });
+
+  it("should move the slots of a failed host to another host with the flavor's traits", async () => {
+    t.clock.set(new Date('2042-09-01T00:00:00Z'));
+    await addHosts(t.http, ['fx-3']);
+    driver.traits.set('fx-3', ['CUSTOM_FAST']);
+    const created = await create('heal', 'now', '2042-09-01 02:00', {
+      flavor_id: 'fast',
+      amount: 2,
+    }).expect(201);
+    const { id } = created.body.lease;
+    const rid = created.body.lease.reservations[0].id;
+    await t.settle();
+    expect((await slotsOf(rid)).map((s) => [s.host, s.slots])).toEqual([['fx-1', 2]]);
+    const hosts = (await t.http.get('/v1/os-hosts').expect(200)).body.hosts as {
+      id: string;
+      hypervisor_hostname: string;
+    }[];
+    const fx1 = hosts.find((h) => h.hypervisor_hostname === 'fx-1')?.id;
+    // fx-1 fails: fx-2 comes first but lacks the trait; fx-3 has it
+    await t.http.put(`/v1/os-hosts/${fx1}`).send({ reservable: false }).expect(200);
+    expect((await slotsOf(rid)).map((s) => [s.host, s.slots])).toEqual([['fx-3', 2]]);
+    expect(Object.fromEntries(driver.sizes.get(rid) ?? [])).toEqual({ 'fx-3': 2 });
+    const shown = (await t.http.get(`/v1/leases/${id}`).set(tenant)).body.lease;
+    expect(shown.reservations[0]).toMatchObject({
+      resources_changed: true,
+      missing_resources: false,
+    });
+    await t.http.put(`/v1/os-hosts/${fx1}`).send({ reservable: true }).expect(200);
+  });
 });
