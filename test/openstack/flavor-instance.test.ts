@@ -250,5 +250,14 @@ describe('flavor:instance on Keystone, Nova and Placement', () => {
     expect(classes.map((c) => c.name)).not.toContain(
       `CUSTOM_RESERVATION_${rid.toUpperCase().replace(/-/g, '_')}`,
     );
+    // fake-3 as it was, for the suites after this one
+    const now = (await placement(admin, `/resource_providers/${rps[0].uuid}/traits`)) as {
+      resource_provider_generation: number;
+      traits: string[];
+    };
+    await placementPut(admin, `/resource_providers/${rps[0].uuid}/traits`, {
+      resource_provider_generation: now.resource_provider_generation,
+      traits: now.traits.filter((x) => x !== trait),
+    });
   });
 });
