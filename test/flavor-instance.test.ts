@@ -326,3 +326,51 @@ describe('flavor:instance reservations', () => {
     await t.http.put(`/v1/os-hosts/${fx1}`).send({ reservable: true }).expect(200);
   });
 });
+
+describe('flavor:instance without virtual:instance enabled', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  const driver = new MemoryDriver();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startApp({
+      databaseUrl: db.url,
+      env: { PLUGINS: 'physical:host,flavor:instance' },
+      driver,
+    });
+    await addHosts(t.http, ['solo-1', 'solo-2']);
+    driver.sourceFlavors.set('small', flavor('small', {}));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  it('should still send the reservation flavor only to its hosts, for its project', async () => {
+    t.clock.set(new Date('2043-01-01T00:00:00Z'));
+    const created = await t.http
+      .post('/v1/leases')
+      .set(tenant)
+      .send({
+        name: 'solo',
+        start_date: 'now',
+        end_date: '2043-01-01 02:00',
+        reservations: [{ resource_type: 'flavor:instance', flavor_id: 'small', amount: 1 }],
+      })
+      .expect(201);
+    const rid = created.body.lease.reservations[0].id;
+    await t.settle();
+    const ask = (project: string) =>
+      t.http
+        .post('/v1/scheduler/filter')
+        .send({
+          project_id: project,
+          hosts: ['solo-1', 'solo-2'],
+          flavor_extra_specs: { 'aggregate_instance_extra_specs:reservation': rid },
+        })
+        .expect(200);
+    expect((await ask('tenant-f')).body.hosts).toEqual(['solo-1']);
+    expect((await ask('tenant-g')).body.hosts).toEqual([]);
+  });
+});
