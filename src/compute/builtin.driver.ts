@@ -1,4 +1,5 @@
 import { Clock, SystemClock } from '../common/clock.js';
+import { InvalidInput } from '../common/errors.js';
 import type {
   ComputeDriver,
   HostInventory,
@@ -6,6 +7,7 @@ import type {
   Server,
   ServerInfo,
   SlotHolder,
+  SourceFlavor,
 } from './compute-driver.js';
 
 /**
@@ -53,6 +55,20 @@ export class BuiltinDriver implements ComputeDriver {
   async addHost(): Promise<void> {}
   async removeHost(): Promise<void> {}
   async ensureFlavor(): Promise<void> {}
+  /**
+   * No compute service, so no flavors to reserve by: a flavor:instance reservation is
+   * refused with what the operator must change.
+   */
+  async getFlavor(id: string): Promise<SourceFlavor | null> {
+    throw new InvalidInput(
+      `Flavor ${id} cannot be read: the builtin compute driver has no flavors; ` +
+        'flavor:instance reservations need COMPUTE_DRIVER=nova (virtual:instance takes sizes)',
+      'FlavorNotFound',
+    );
+  }
+  async hostsWithTraits(): Promise<string[]> {
+    return [];
+  }
   async deleteFlavor(): Promise<void> {}
   async grantFlavorAccess(): Promise<void> {}
   async revokeFlavorAccess(): Promise<void> {}

@@ -74,6 +74,16 @@ export interface ComputeDriver {
 
   /** The private flavor of an instance reservation (id = reservation id). */
   ensureFlavor(flavor: FlavorSpec): Promise<void>;
+  /**
+   * A flavor with its extra specs as the project sees it: null when there is no such
+   * flavor or it is private to other projects (flavor:instance reservations).
+   */
+  getFlavor(id: string, projectId: string): Promise<SourceFlavor | null>;
+  /**
+   * Hosts (hypervisor names) whose compute node has every `required` trait and none of
+   * the `forbidden` ones (Nova: Placement's root providers).
+   */
+  hostsWithTraits(required: string[], forbidden: string[]): Promise<string[]>;
   deleteFlavor(id: string): Promise<void>;
   grantFlavorAccess(id: string, projectId: string): Promise<void>;
   revokeFlavorAccess(id: string, projectId: string): Promise<void>;
@@ -149,7 +159,24 @@ export interface FlavorSpec {
   vcpus: number;
   ramMb: number;
   diskGb: number;
+  /** Ephemeral disk (GB) and swap (MB), 0 when not given. */
+  ephemeralGb?: number;
+  swapMb?: number;
   extraSpecs: Record<string, string>;
+}
+
+/** An existing flavor, as a flavor:instance reservation reads it. */
+export interface SourceFlavor {
+  id: string;
+  name: string;
+  vcpus: number;
+  ramMb: number;
+  diskGb: number;
+  ephemeralGb: number;
+  swapMb: number;
+  extraSpecs: Record<string, string>;
+  /** The flavor as the compute service shows it, extra specs included, links left out. */
+  shown: Record<string, unknown>;
 }
 
 export const COMPUTE_DRIVER = Symbol('COMPUTE_DRIVER');

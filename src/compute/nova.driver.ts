@@ -7,6 +7,7 @@ import type {
   Server,
   ServerInfo,
   SlotHolder,
+  SourceFlavor,
 } from './compute-driver.js';
 import type { KeystoneClient } from './keystone.client.js';
 import { NovaApi, NovaError } from './nova-api.js';
@@ -28,6 +29,19 @@ interface Hypervisor {
   hypervisor_type?: string;
   hypervisor_version?: number;
   cpu_info?: unknown;
+}
+
+interface NovaFlavor {
+  id: string;
+  name: string;
+  vcpus: number;
+  ram: number;
+  disk: number;
+  swap: number | string;
+  'OS-FLV-EXT-DATA:ephemeral'?: number;
+  'os-flavor-access:is_public'?: boolean;
+  extra_specs?: Record<string, string>;
+  links?: unknown;
 }
 
 interface Aggregate {
@@ -209,11 +223,44 @@ export class NovaDriver implements ComputeDriver {
         vcpus: f.vcpus,
         ram: f.ramMb,
         disk: f.diskGb,
+        'OS-FLV-EXT-DATA:ephemeral': f.ephemeralGb ?? 0,
+        swap: f.swapMb ?? 0,
         'os-flavor-access:is_public': false,
       };
       await this.api.call('POST', '/flavors', { flavor }, [409]);
     }
     await this.api.call('POST', `/flavors/${f.id}/os-extra_specs`, { extra_specs: f.extraSpecs });
+  }
+
+  async getFlavor(id: string, projectId: string): Promise<SourceFlavor | null> {
+    const path = `/flavors/${encodeURIComponent(id)}`;
+    // 2.79 shows the extra specs in the flavor (since 2.61).
+    const { flavor } = await this.api.call<{ flavor?: NovaFlavor }>('GET', path, undefined, [404]);
+    if (flavor === undefined) return null;
+    if (flavor['os-flavor-access:is_public'] === false) {
+      const { flavor_access: access } = await this.api.call<{
+        flavor_access?: { tenant_id: string }[];
+      }>('GET', `${path}/os-flavor-access`, undefined, [404]);
+      if (!(access ?? []).some((a) => a.tenant_id === projectId)) return null;
+    }
+    const shown: Record<string, unknown> = { ...flavor };
+    delete shown.links;
+    const swap = Number(flavor.swap);
+    return {
+      id: flavor.id,
+      name: flavor.name,
+      vcpus: flavor.vcpus,
+      ramMb: flavor.ram,
+      diskGb: flavor.disk,
+      ephemeralGb: flavor['OS-FLV-EXT-DATA:ephemeral'] ?? 0,
+      swapMb: Number.isFinite(swap) ? swap : 0,
+      extraSpecs: flavor.extra_specs ?? {},
+      shown: { ...shown, extra_specs: flavor.extra_specs ?? {} },
+    };
+  }
+
+  hostsWithTraits(required: string[], forbidden: string[]): Promise<string[]> {
+    return this.placement.rootsWithTraits(required, forbidden);
   }
 
   async deleteFlavor(id: string): Promise<void> {

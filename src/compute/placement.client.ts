@@ -79,6 +79,30 @@ export class PlacementClient {
     return found;
   }
 
+  /**
+   * Names of the root providers (compute nodes, named as their hypervisor) with every
+   * `required` trait and none of the `forbidden` ones (`!` needs microversion 1.22).
+   */
+  async rootsWithTraits(required: string[], forbidden: string[]): Promise<string[]> {
+    const traits = [...required, ...forbidden.map((t) => `!${t}`)].join(',');
+    const base = this.url ?? (await this.keystone.endpoint('placement'));
+    const res = await openstackCall({
+      method: 'GET',
+      url: `${base}/resource_providers?required=${encodeURIComponent(traits)}`,
+      token: await this.keystone.serviceToken(),
+      headers: { 'OpenStack-API-Version': 'placement 1.22' },
+    });
+    if (res.status >= 300) {
+      throw new ComputeServiceError(
+        `Placement GET /resource_providers answered ${res.status}: ${res.text.slice(0, 300)}`,
+      );
+    }
+    const providers =
+      (res.body as { resource_providers?: (Provider & { root_provider_uuid?: string })[] })
+        .resource_providers ?? [];
+    return providers.filter((p) => (p.root_provider_uuid ?? p.uuid) === p.uuid).map((p) => p.name);
+  }
+
   private async putInventory(provider: Provider, rc: string, total: number): Promise<void> {
     const path = `/resource_providers/${provider.uuid}/inventories`;
     for (let attempt = 0; attempt < GENERATION_RETRIES; attempt++) {

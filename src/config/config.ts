@@ -143,7 +143,11 @@ export class ConfigError extends Error {
 }
 
 /** The resource types Climate ships a plugin for. */
-export const BUILTIN_RESOURCE_TYPES: readonly string[] = ['physical:host', 'virtual:instance'];
+export const BUILTIN_RESOURCE_TYPES: readonly string[] = [
+  'physical:host',
+  'virtual:instance',
+  'flavor:instance',
+];
 
 export interface LoadOptions {
   /** The resource types PLUGINS may name: Climate's own, plus any extra plugins given. */

@@ -15,6 +15,7 @@ import { SlotMover } from './virtual-instance/slot-mover.js';
 import { SlotsRepository } from './virtual-instance/slots.repository.js';
 import { VirtualInstancePlugin } from './virtual-instance/virtual-instance.plugin.js';
 import { RESOURCE_PLUGINS, type ResourcePlugin } from './resource-plugin.js';
+import { FlavorInstancePlugin } from './flavor-instance/flavor-instance.plugin.js';
 
 /**
  * The resource plugins Climate ships, each with the code of its own type (physical
@@ -40,6 +41,7 @@ export class PluginsModule {
         InstanceUpkeep,
         SlotMover,
         SlotsRepository,
+        FlavorInstancePlugin,
         {
           // What the enabled types say in the scheduler filter, in PLUGINS order.
           provide: SCHEDULING_RULES,
@@ -48,11 +50,12 @@ export class PluginsModule {
         },
         {
           provide: RESOURCE_PLUGINS,
-          inject: [PhysicalHostPlugin, VirtualInstancePlugin],
+          inject: [PhysicalHostPlugin, VirtualInstancePlugin, FlavorInstancePlugin],
           useFactory: (
             host: PhysicalHostPlugin,
             instance: VirtualInstancePlugin,
-          ): ResourcePlugin[] => [host, instance, ...extra],
+            flavor: FlavorInstancePlugin,
+          ): ResourcePlugin[] => [host, instance, flavor, ...extra],
         },
         {
           provide: PluginRegistry,

@@ -7,6 +7,7 @@ import type {
   Server,
   ServerInfo,
   SlotHolder,
+  SourceFlavor,
 } from '../../src/compute/compute-driver.js';
 
 /**
@@ -52,6 +53,26 @@ export class MemoryDriver implements ComputeDriver {
 
   async ensureFlavor(flavor: FlavorSpec): Promise<void> {
     if (!this.flavors.has(flavor.id)) this.flavors.set(flavor.id, { ...flavor, access: new Set() });
+  }
+  /** Flavors tenants may reserve by (flavor:instance), with who sees the private ones. */
+  readonly sourceFlavors = new Map<string, SourceFlavor & { projects: string[] | null }>();
+  /** Placement traits of each host's compute node. */
+  readonly traits = new Map<string, string[]>();
+
+  async getFlavor(id: string, projectId: string): Promise<SourceFlavor | null> {
+    const found = this.sourceFlavors.get(id);
+    if (found === undefined || (found.projects !== null && !found.projects.includes(projectId)))
+      return null;
+    const flavor: SourceFlavor & { projects?: unknown } = { ...found };
+    delete flavor.projects;
+    return flavor;
+  }
+  async hostsWithTraits(required: string[], forbidden: string[]): Promise<string[]> {
+    return [...this.traits]
+      .filter(
+        ([, t]) => required.every((r) => t.includes(r)) && !forbidden.some((f) => t.includes(f)),
+      )
+      .map(([host]) => host);
   }
   async deleteFlavor(id: string): Promise<void> {
     this.flavors.delete(id);

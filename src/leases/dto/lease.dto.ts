@@ -14,6 +14,7 @@ import { INPUT_DATE_FORMATS } from '../../common/dto/wire-date.decorator.js';
 import { characters } from '../../common/storable.js';
 import { HostReservationRequest } from '../../plugins/physical-host/dto/host-reservation.request.js';
 import { InstanceReservationRequest } from '../../plugins/virtual-instance/dto/instance-reservation.request.js';
+import { FlavorReservationRequest } from '../../plugins/flavor-instance/dto/flavor-reservation.request.js';
 
 const missing = (name: string) => ({ message: `Missing parameter ${name}` });
 
@@ -41,7 +42,7 @@ const INPUT_DATE = {
 const NAME = { maxLength: 255, minLength: 1, description: 'At most 255 characters' } as const;
 
 /** POST /v1/leases. Dates stay raw here: parseInputDate gives Blazar's messages. */
-@ApiExtraModels(HostReservationRequest, InstanceReservationRequest)
+@ApiExtraModels(HostReservationRequest, InstanceReservationRequest, FlavorReservationRequest)
 export class CreateLeaseDto {
   @ApiProperty(NAME)
   @IsDefined(missing('name'))
@@ -72,6 +73,7 @@ export class CreateLeaseDto {
       oneOf: [
         { $ref: getSchemaPath(HostReservationRequest) },
         { $ref: getSchemaPath(InstanceReservationRequest) },
+        { $ref: getSchemaPath(FlavorReservationRequest) },
       ],
       discriminator: { propertyName: 'resource_type' },
     },

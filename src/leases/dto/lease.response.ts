@@ -3,6 +3,7 @@ import { ApiTimestamp, ApiWireDate } from '../../common/dto/wire-date.decorator.
 import { EVENT_STATUSES, EVENT_TYPES } from '../../model/event-status.js';
 import { HostReservationResponse } from '../../plugins/physical-host/dto/host-reservation.response.js';
 import { InstanceReservationResponse } from '../../plugins/virtual-instance/dto/instance-reservation.response.js';
+import { FlavorReservationResponse } from '../../plugins/flavor-instance/dto/flavor-reservation.response.js';
 import type { ReservationResponse } from '../../plugins/dto/reservation.response.js';
 import { LEASE_STATUSES } from '../../model/lease-status.js';
 
@@ -38,7 +39,7 @@ export class LeaseEventResponse {
 }
 
 /** Blazar's lease object. */
-@ApiExtraModels(HostReservationResponse, InstanceReservationResponse)
+@ApiExtraModels(HostReservationResponse, InstanceReservationResponse, FlavorReservationResponse)
 export class LeaseResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -81,6 +82,7 @@ export class LeaseResponse {
       oneOf: [
         { $ref: getSchemaPath(HostReservationResponse) },
         { $ref: getSchemaPath(InstanceReservationResponse) },
+        { $ref: getSchemaPath(FlavorReservationResponse) },
       ],
       discriminator: { propertyName: 'resource_type' },
     },

@@ -17,6 +17,8 @@ export interface SlotReservation {
   diskGb: number;
   affinity: boolean | null;
   serverGroupId: string | null;
+  /** More of the flavor, copied from the flavor a flavor:instance reservation names. */
+  flavor?: { ephemeralGb: number; swapMb: number; extraSpecs: Record<string, string> };
 }
 
 /**
@@ -51,6 +53,7 @@ export class InstancePool {
       ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
     };
     const extraSpecs: Record<string, string> = {
+      ...r.flavor?.extraSpecs,
       'aggregate_instance_extra_specs:reservation': r.id,
       // One unit of the reservation's own class: Placement holds exactly its slots.
       [`resources:${reservationClass(r.id)}`]: '1',
@@ -62,6 +65,8 @@ export class InstancePool {
       vcpus: r.vcpus,
       ramMb: r.memoryMb,
       diskGb: r.diskGb,
+      ephemeralGb: r.flavor?.ephemeralGb,
+      swapMb: r.flavor?.swapMb,
       extraSpecs,
     });
     const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {

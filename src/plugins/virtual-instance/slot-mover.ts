@@ -29,17 +29,23 @@ export class SlotMover {
     private readonly queries: HostQueryBuilder,
   ) {}
 
-  async evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
+  /** The slots of `resourceType`'s reservations (flavor:instance has slots too). */
+  async evacuate(
+    tx: EntityManager,
+    hostIds: number[],
+    now: Date,
+    resourceType = 'virtual:instance',
+  ): Promise<MovedAllocation[]> {
     const { rows } = await sql<SlotsToMove>(
       tx,
       `SELECT a.reservation_id, r.lease_id, r.status, a.host_id, a.slots,
               lower(a.during) AS lower, upper(a.during) AS upper, r.params
          FROM instance_allocations a JOIN reservations r ON r.id = a.reservation_id
         WHERE a.host_id = ANY($1) AND upper(a.during) > $2
-          AND r.status IN ('pending', 'active')
+          AND r.status IN ('pending', 'active') AND r.resource_type = $3
         ORDER BY lower(a.during), a.reservation_id, a.host_id
         FOR UPDATE OF a, r`,
-      [hostIds, now],
+      [hostIds, now, resourceType],
     );
     const byReservation = new Map<string, SlotsToMove[]>();
     for (const row of rows) {

@@ -333,16 +333,17 @@ export class SlotsRepository {
    * Active instance reservations whose aggregate, as last confirmed by the compute
    * service, differs from the hosts their slots are on: an earlier resync failed.
    */
-  async outOfLine(em: EntityManager): Promise<string[]> {
+  async outOfLine(em: EntityManager, resourceType = 'virtual:instance'): Promise<string[]> {
     const { rows } = await sql<{ id: string }>(
       em,
       `SELECT r.id FROM reservations r JOIN aggregates ag ON ag.name = r.id::text
-        WHERE r.status = 'active' AND r.resource_type = 'virtual:instance'
+        WHERE r.status = 'active' AND r.resource_type = $1
           AND EXISTS ((SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id
                        EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
                       UNION ALL
                       (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
                        EXCEPT SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id))`,
+      [resourceType],
     );
     return rows.map((r) => r.id);
   }
