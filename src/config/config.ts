@@ -143,7 +143,11 @@ export class ConfigError extends Error {
 }
 
 /** The resource types Climate ships a plugin for. */
-export const BUILTIN_RESOURCE_TYPES: readonly string[] = ['physical:host', 'virtual:instance'];
+export const BUILTIN_RESOURCE_TYPES: readonly string[] = [
+  'physical:host',
+  'virtual:instance',
+  'virtual:floatingip',
+];
 
 export interface LoadOptions {
   /** The resource types PLUGINS may name: Climate's own, plus any extra plugins given. */
@@ -179,7 +183,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     pluginTimeoutMs: r.int('PLUGIN_TIMEOUT_MS', 600_000, 100, 86_400_000),
     managerTimer: true,
     minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
-    plugins: r.list('PLUGINS', ['physical:host', 'virtual:instance']),
+    plugins: r.list('PLUGINS', [...BUILTIN_RESOURCE_TYPES]),
     computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin', 'nova'] as const),
     keystone: {
       url: r.optional('KEYSTONE_URL'),
