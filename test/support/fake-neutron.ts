@@ -33,8 +33,9 @@ export class FakeNeutron {
   readonly calls: string[] = [];
   /** Answer 500 to the next call whose `METHOD path` starts with one of these. */
   readonly failNext = new Set<string>();
-  /** Never answer calls whose `METHOD path` starts with this, while set. */
+  /** Hold calls whose `METHOD path` starts with this, until `release()`. */
   stall: string | null = null;
+  private readonly held: ServerResponse[] = [];
   private server: Server | null = null;
   private seq = 0;
   url = '';
@@ -49,6 +50,12 @@ export class FakeNeutron {
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  /** Stops stalling; the calls held so far get a 503. */
+  release(): void {
+    this.stall = null;
+    for (const res of this.held.splice(0)) this.send(res, 503, { NeutronError: {} });
   }
 
   /** Climate's settings for this Keystone, with COMPUTE_DRIVER=nova. */
@@ -66,7 +73,10 @@ export class FakeNeutron {
     const url = new URL(req.url ?? '/', this.url);
     const call = `${req.method} ${url.pathname}`;
     if (!url.pathname.startsWith('/v3')) this.calls.push(`${call}${url.search}`);
-    if (this.stall !== null && call.startsWith(this.stall)) return;
+    if (this.stall !== null && call.startsWith(this.stall)) {
+      this.held.push(res);
+      return;
+    }
     for (const prefix of this.failNext) {
       if (call.startsWith(prefix)) {
         this.failNext.delete(prefix);
