@@ -135,6 +135,10 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
       expect([res.status, res.body.error_name]).toEqual([status, name]);
       expect(res.body.error_code).toBe(status);
     }
+    for (const body of [[], [{ floating_network_id: NET, floating_ip_address: '192.0.2.9' }]]) {
+      const res = await t.http.post('/v1/floatingips').set(ADMIN).send(body);
+      expect([res.status, res.body.error_code]).toEqual([400, 400]);
+    }
     const [first] = (await t.http.get('/v1/floatingips').set(ADMIN)).body.floatingips;
     const denied = await t.http.delete(`/v1/floatingips/${first.id}`).set(A).expect(403);
     expect(denied.body.error_message).toBe(
@@ -270,6 +274,38 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
     await t.settle();
     expect((await t.http.get(`/v1/leases/${id}`).set(A)).body.lease.status).toBe('TERMINATED');
     await t.http.delete(`/v1/floatingips/${f.id}`).set(ADMIN).expect(204);
+  });
+});
+
+describe('virtual:floatingip not enabled', () => {
+  it('should answer 404 on /v1/floatingips when PLUGINS leaves the type out, as Blazar', async () => {
+    const db = await createTestDatabase();
+    const t = await startApp({ databaseUrl: db.url, env: { PLUGINS: 'physical:host' } });
+    try {
+      const res = await t.http.get('/v1/floatingips').set(ADMIN).expect(404);
+      expect(res.body.error_message).toBe(
+        'The virtual:floatingip resource type is not enabled (PLUGINS)',
+      );
+      await t.http
+        .post('/v1/floatingips')
+        .set(ADMIN)
+        .send({ floating_network_id: NET, floating_ip_address: '192.0.2.1' })
+        .expect(404);
+      const lease = await t.http
+        .post('/v1/leases')
+        .set(A)
+        .send({
+          name: 'off',
+          start_date: '2031-01-01 00:00',
+          end_date: '2031-01-02 00:00',
+          reservations: [{ resource_type: 'virtual:floatingip', network_id: NET, amount: 1 }],
+        })
+        .expect(400);
+      expect(lease.body.error_name).toBe('UnsupportedResourceType');
+    } finally {
+      await t.close();
+      await db.drop();
+    }
   });
 });
 
