@@ -134,6 +134,23 @@ describe('virtual:floatingip with Neutron', () => {
       expect(f).toMatchObject({ project_id: 'proj-a', floating_network_id: NET });
       expect(f.tags.sort()).toEqual(['blazar', `reservation:${rid}`]);
     }
+    // One more address while it runs: the manager makes it in Neutron within a poll.
+    await register('10.9.0.9').expect(201);
+    await t.http
+      .put(`/v1/leases/${id}`)
+      .set(A)
+      .send({ reservations: [{ id: rid, amount: 3 }] })
+      .expect(200);
+    await t.settle();
+    expect([...neutron.floatingips.values()].map((f) => f.floating_ip_address).sort()).toEqual([
+      '10.9.0.5',
+      '10.9.0.9',
+      '2001:db8::5',
+    ]);
+    const added = [...neutron.floatingips.values()].find(
+      (f) => f.floating_ip_address === '10.9.0.9',
+    );
+    neutron.floatingips.delete(added?.id ?? '');
     // The tenant associates one with a port, and deletes the other itself.
     fips[0].port_id = 'port-1';
     neutron.floatingips.delete(fips[1].id);

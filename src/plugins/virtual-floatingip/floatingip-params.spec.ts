@@ -49,6 +49,7 @@ describe('virtual:floatingip parameters', () => {
     [{ network_id: 'other' }, false, 'network_id'],
     [{ required_floatingips: ['203.0.113.6'] }, false, 'only be updated to an empty list'],
     [{ amount: 1 }, true, 'can only grow'],
+    [{ vcpus: 2 }, false, 'Unknown parameter vcpus'],
   ])('should refuse the update %j (started: %s)', (changes, started, message) => {
     expect(() => validateFloatingIpUpdate(current, changes, started)).toThrow(message);
   });

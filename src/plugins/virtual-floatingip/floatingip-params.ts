@@ -89,6 +89,10 @@ export function validateFloatingIpUpdate(
   changes: Record<string, unknown>,
   started: boolean,
 ): FloatingIpParams {
+  const unknown = Object.keys(changes).filter((k) => !KNOWN.has(k));
+  if (unknown.length > 0) {
+    throw new InvalidInput(`Unknown parameter ${unknown.join(', ')} for virtual:floatingip`);
+  }
   if ('network_id' in changes && changes.network_id !== current.network_id) {
     throw new InvalidInput(
       'Updating network_id of a floating IP reservation is not supported',
