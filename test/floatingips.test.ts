@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
 
@@ -305,6 +307,58 @@ describe('virtual:floatingip not enabled', () => {
     } finally {
       await t.close();
       await db.drop();
+    }
+  });
+});
+
+describe('virtual:floatingip and the external enforcement service', () => {
+  it("should send the floating IPs a reservation holds as its allocations, as Blazar's filters get them", async () => {
+    const bodies: { path: string; body: Record<string, unknown> }[] = [];
+    const server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      req.on('end', () => {
+        bodies.push({ path: req.url ?? '', body: JSON.parse(text) as Record<string, unknown> });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const db = await createTestDatabase();
+    const t = await startApp({
+      databaseUrl: db.url,
+      env: { PLUGINS: 'virtual:floatingip', EXTERNAL_SERVICE_URL: `http://127.0.0.1:${port}/` },
+    });
+    try {
+      t.clock.set(new Date('2036-01-01T00:00:00Z'));
+      const made = await t.http
+        .post('/v1/floatingips')
+        .set(ADMIN)
+        .send({ floating_network_id: NET, floating_ip_address: '192.0.2.77' })
+        .expect(201);
+      const lease = await t.http
+        .post('/v1/leases')
+        .set(A)
+        .send({
+          name: 'enforced',
+          start_date: '2036-01-02 00:00',
+          end_date: '2036-01-03 00:00',
+          reservations: [{ resource_type: 'virtual:floatingip', network_id: NET, amount: 1 }],
+        })
+        .expect(201);
+      await t.http.delete(`/v1/leases/${lease.body.lease.id}`).set(A).expect(204);
+      const sent = (path: string) => {
+        const call = bodies.find((b) => b.path.endsWith(path));
+        const body = call?.body.lease as { reservations: { allocations: unknown[] }[] };
+        return body.reservations[0].allocations;
+      };
+      expect(sent('check-create')).toEqual([made.body.floatingip]);
+      expect(sent('on-end')).toEqual([made.body.floatingip]);
+    } finally {
+      await t.close();
+      await db.drop();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

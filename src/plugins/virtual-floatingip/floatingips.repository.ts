@@ -213,6 +213,23 @@ export class FloatingIpsRepository {
     await sql(tx, `DELETE FROM floatingip_allocations WHERE reservation_id = $1`, [reservationId]);
   }
 
+  /** The registered addresses each reservation holds, in address order. */
+  async heldBy(
+    em: EntityManager,
+    reservationIds: string[],
+  ): Promise<(FloatingIpRow & { reservation_id: string })[]> {
+    const { rows } = await sql<FloatingIpRow & { reservation_id: string }>(
+      em,
+      `SELECT a.reservation_id, f.id, f.floating_network_id, f.subnet_id,
+              host(f.floating_ip_address) AS floating_ip_address, f.reservable, f.created_at, f.updated_at
+         FROM floatingip_allocations a JOIN floatingips f ON f.id = a.floatingip_id
+        WHERE a.reservation_id = ANY($1::uuid[])
+        ORDER BY a.reservation_id, f.floating_ip_address`,
+      [reservationIds],
+    );
+    return rows;
+  }
+
   /** The addresses each reservation holds, with their network's subnet, in address order. */
   async addresses(
     em: EntityManager,

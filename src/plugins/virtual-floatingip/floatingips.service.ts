@@ -14,7 +14,8 @@ import { FloatingIpRow, FloatingIpsRepository } from './floatingips.repository.j
 
 export const FLOATINGIP_TYPE = 'virtual:floatingip';
 
-function toWire(row: FloatingIpRow): FloatingIpResponse {
+/** Blazar's floating IP object. */
+export function toWire(row: FloatingIpRow): FloatingIpResponse {
   return {
     id: row.id,
     floating_network_id: row.floating_network_id,

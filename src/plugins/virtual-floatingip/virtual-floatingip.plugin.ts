@@ -21,7 +21,7 @@ import {
   validateFloatingIpUpdate,
 } from './floatingip-params.js';
 import { FloatingIpsRepository, type Picked } from './floatingips.repository.js';
-import { FLOATINGIP_TYPE } from './floatingips.service.js';
+import { FLOATINGIP_TYPE, toWire } from './floatingips.service.js';
 
 export class NotEnoughFloatingIps extends Conflict {
   constructor(detail = '') {
@@ -239,6 +239,18 @@ export class VirtualFloatingIpPlugin implements ResourcePlugin {
       amount: p.amount,
       required_floatingips: p.required_floatingips,
     };
+  }
+
+  /** Blazar's enforcement allocations: the floating IP objects each reservation holds. */
+  async allocated(em: EntityManager, reservations: Reservation[]): Promise<Map<string, object[]>> {
+    const out = new Map<string, object[]>(reservations.map((r) => [r.id, []]));
+    for (const { reservation_id, ...row } of await this.repo.heldBy(
+      em,
+      reservations.map((r) => r.id),
+    )) {
+      out.get(reservation_id)?.push(toWire(row));
+    }
+    return out;
   }
 
   /** The addresses each reservation holds. */
