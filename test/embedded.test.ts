@@ -194,4 +194,40 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
     ).toEqual(all);
     expect(await leaseCount()).toBe(count + 1);
   });
+  it('should reserve floating IPs on PGlite, with its exclusion constraint refusing an overlap', async () => {
+    if (app === undefined) await boot();
+    clock.set(new Date('2041-08-01T00:00:00Z'));
+    for (const address of ['192.0.2.10', '192.0.2.11']) {
+      await http
+        .post('/v1/floatingips')
+        .send({ floating_network_id: 'pg-net', floating_ip_address: address })
+        .expect(201);
+    }
+    const fips = (amount: number) => ({
+      start_date: '2041-08-01 01:00',
+      end_date: '2041-08-01 03:00',
+      reservations: [{ resource_type: 'virtual:floatingip', network_id: 'pg-net', amount }],
+    });
+    const made = await http
+      .post('/v1/leases')
+      .send({ name: 'pg-fips', ...fips(2) })
+      .expect(201);
+    expect(made.body.lease.reservations[0].floatingips).toEqual(['192.0.2.10', '192.0.2.11']);
+    const more = await http
+      .post('/v1/leases')
+      .send({ name: 'pg-more', ...fips(1) })
+      .expect(409);
+    expect(more.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    const dataSource = (app as INestApplication).get(DataSource);
+    await expect(
+      dataSource.query(
+        `INSERT INTO floatingip_allocations (id, reservation_id, floatingip_id, during)
+         SELECT uuid7(), reservation_id, floatingip_id, during FROM floatingip_allocations LIMIT 1`,
+      ),
+    ).rejects.toThrow(/floatingip_allocations_no_overlap/);
+    clock.set(new Date('2041-08-01T01:00:00Z'));
+    await settle();
+    const shown = await http.get(`/v1/leases/${made.body.lease.id}`).expect(200);
+    expect(shown.body.lease.status).toBe('ACTIVE');
+  });
 });

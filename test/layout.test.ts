@@ -127,6 +127,18 @@ describe('the layout of src/', () => {
     expect("await import('../x/y.js')".match(IMPORT)).not.toBeNull();
   });
 
+  it('should reach virtual:floatingip only through the plugin list (a type is one folder)', () => {
+    const folder = join(SRC, 'plugins', 'virtual-floatingip');
+    const importers = sources(SRC).filter(
+      (file) =>
+        !file.startsWith(folder) &&
+        [...readFileSync(file, 'utf8').matchAll(IMPORT)].some(([, spec]) =>
+          normalize(join(dirname(file), spec)).startsWith(folder),
+        ),
+    );
+    expect(importers.map((f) => relative(SRC, f))).toEqual([join('plugins', 'plugin-list.ts')]);
+  });
+
   it('should keep each resource type in its plugin folder', () => {
     const pools = sources(join(SRC, 'pools')).map((f) => relative(SRC, f));
     expect(pools.filter((f) => /slot|claim|instance|host-mover/.test(f))).toEqual([]);

@@ -42,7 +42,7 @@ describe('the OpenAPI document', () => {
       env: {
         AUTH_STRATEGY: 'tokens',
         AUTH_TOKENS_FILE: tokens,
-        PLUGINS: 'physical:host,virtual:instance',
+        PLUGINS: 'physical:host,virtual:instance,virtual:floatingip',
         CPU_ALLOCATION_RATIO: '1',
       },
     });
@@ -92,6 +92,7 @@ describe('the OpenAPI document', () => {
     await probes();
     const hosts = await hostRoutes();
     await leaseRoutes(hosts);
+    await floatingIpRoutes();
     expect([...checker.problems, ...checker.coverage(registeredRoutes(t.app))]).toEqual([]);
   });
 
@@ -115,6 +116,31 @@ describe('the OpenAPI document', () => {
     const res = await call('POST /v1/os-hosts', { body });
     expect(res.status).toBe(201);
     return res.body.host.id as string;
+  }
+
+  async function floatingIpRoutes(): Promise<void> {
+    const address = { floating_network_id: 'oa-net', floating_ip_address: '198.51.100.9' };
+    const made = await call('POST /v1/floatingips', { body: address });
+    await call('POST /v1/floatingips', { body: address });
+    await call('POST /v1/floatingips', { body: {}, headers: MEMBER });
+    await call('GET /v1/floatingips');
+    await call('GET /v1/floatingips', { headers: {} });
+    const id = { id: made.body.floatingip.id as string };
+    await call('GET /v1/floatingips/{id}', { params: id });
+    await call('GET /v1/floatingips/{id}', { params: { id: randomUUID() } });
+    // A floating-IP reservation in a lease, as the lease schemas describe it.
+    const lease = await call('POST /v1/leases', {
+      headers: MEMBER,
+      body: {
+        name: 'oa-fip',
+        start_date: '2031-01-01 00:00',
+        end_date: '2031-01-02 00:00',
+        reservations: [{ resource_type: 'virtual:floatingip', network_id: 'oa-net', amount: 1 }],
+      },
+    });
+    await call('DELETE /v1/floatingips/{id}', { params: id });
+    await call('DELETE /v1/leases/{id}', { params: { id: lease.body.lease.id }, headers: MEMBER });
+    await call('DELETE /v1/floatingips/{id}', { params: id });
   }
 
   async function hostRoutes(): Promise<string[]> {

@@ -65,6 +65,11 @@ const DEFAULTS: Record<RouteKey, Row> = {
   'GET /v1/pools': ADMIN,
   'GET /v1/power-plan': ADMIN,
   'PUT /v1/os-hosts/{id}/power': ADMIN,
+  'GET /v1/floatingips': READER,
+  'POST /v1/floatingips': ADMIN,
+  'GET /v1/floatingips/{id}': READER,
+  // No such address (so nothing is removed): the admin is told so.
+  'DELETE /v1/floatingips/{id}': [404, 403, 403, 403, 403],
 };
 
 /** A site that opens the host calendar to members and closes availability to readers. */
@@ -89,6 +94,7 @@ interface World {
   hostId: string;
   leaseId: string;
   reservationId: string;
+  floatingipId: string;
 }
 
 function tokensFile(): string {
@@ -103,7 +109,7 @@ async function world(policy?: string): Promise<World> {
   const env: Record<string, string> = {
     AUTH_STRATEGY: 'tokens',
     AUTH_TOKENS_FILE: tokensFile(),
-    PLUGINS: 'physical:host,virtual:instance',
+    PLUGINS: 'physical:host,virtual:instance,virtual:floatingip',
   };
   if (policy !== undefined) {
     env.POLICY_FILE = join(mkdtempSync(join(tmpdir(), 'policy-')), 'policy.yaml');
@@ -124,10 +130,16 @@ async function world(policy?: string): Promise<World> {
     })
     .expect(201);
   const body = lease.body as { lease: { id: string; reservations: { id: string }[] } };
+  const address = await t.http
+    .post('/v1/floatingips')
+    .set('X-Auth-Token', 'tok-admin')
+    .send({ floating_network_id: 'net', floating_ip_address: '198.51.100.1' })
+    .expect(201);
   return {
     t,
     db,
     hostId,
+    floatingipId: (address.body as { floatingip: { id: string } }).floatingip.id,
     leaseId: body.lease.id,
     reservationId: body.lease.reservations[0].id,
   };
@@ -152,11 +164,13 @@ function requestFor(route: RouteKey, w: World): { path: string; body?: unknown; 
       ? w.leaseId
       : template.startsWith('/v1/reservations')
         ? w.reservationId
-        : template.startsWith('/v1/claims')
+        : template.startsWith('/v1/claims') || route === 'DELETE /v1/floatingips/{id}'
           ? randomUUID()
-          : route === 'DELETE /v1/os-hosts/{id}'
-            ? '999999'
-            : w.hostId,
+          : template.startsWith('/v1/floatingips')
+            ? w.floatingipId
+            : route === 'DELETE /v1/os-hosts/{id}'
+              ? '999999'
+              : w.hostId,
     name: 'no-such-property',
   };
   let path = template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]);

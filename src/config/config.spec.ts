@@ -30,7 +30,7 @@ describe('loadConfig', () => {
       authStrategy: 'noauth',
       eventPollMs: 1000,
       minutesBeforeEndLease: 60,
-      plugins: ['physical:host', 'virtual:instance'],
+      plugins: ['physical:host', 'virtual:instance', 'virtual:floatingip'],
       logLevel: 'info',
     });
   });
@@ -143,7 +143,7 @@ describe('loadConfig', () => {
       const problems = problemsOf({ PLUGINS: 'physical:host,virtual:instances' });
       expect(problems).toEqual([
         'PLUGINS=physical:host,virtual:instances: virtual:instances is not a resource type ' +
-          '(use physical:host, virtual:instance, flavor:instance)',
+          '(use physical:host, virtual:instance, virtual:floatingip, flavor:instance)',
       ]);
     });
 

@@ -146,8 +146,14 @@ export class ConfigError extends Error {
 export const BUILTIN_RESOURCE_TYPES: readonly string[] = [
   'physical:host',
   'virtual:instance',
+  'virtual:floatingip',
   'flavor:instance',
 ];
+
+/** PLUGINS unset: every type but flavor:instance, which needs Nova's flavors (operators add it). */
+export const DEFAULT_PLUGINS: readonly string[] = BUILTIN_RESOURCE_TYPES.filter(
+  (type) => type !== 'flavor:instance',
+);
 
 export interface LoadOptions {
   /** The resource types PLUGINS may name: Climate's own, plus any extra plugins given. */
@@ -183,7 +189,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     pluginTimeoutMs: r.int('PLUGIN_TIMEOUT_MS', 600_000, 100, 86_400_000),
     managerTimer: true,
     minutesBeforeEndLease: r.int('MINUTES_BEFORE_END_LEASE', 60, 0, 525_600),
-    plugins: r.list('PLUGINS', ['physical:host', 'virtual:instance']),
+    plugins: r.list('PLUGINS', [...DEFAULT_PLUGINS]),
     computeDriver: r.oneOf('COMPUTE_DRIVER', 'builtin', ['builtin', 'nova'] as const),
     keystone: {
       url: r.optional('KEYSTONE_URL'),

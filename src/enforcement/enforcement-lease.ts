@@ -37,7 +37,8 @@ const STORED_ONLY = [
 
 /**
  * The lease as Blazar's filters receive it: the lease's values, and each reservation with
- * `allocations`, the hosts (as the host API shows them) its allocations are on. Unlike
+ * `allocations`, the hosts (as the host API shows them) its allocations are on, or what
+ * `held` says it holds (a type's own objects, e.g. floating IPs). Unlike
  * Blazar, allocations are per reservation, not per resource type. With `asRequest` (a
  * create) it has the request's values only: no id, status, timestamps or events.
  */
@@ -47,6 +48,7 @@ export async function enforcementLease(
   lease: Lease,
   reservations: Reservation[],
   asRequest = false,
+  held: Map<string, object[]> = new Map(),
 ): Promise<Record<string, unknown>> {
   const events = await em.find(LeaseEvent, { where: { leaseId: lease.id } });
   const parts = { lease, reservations, events };
@@ -70,7 +72,8 @@ export async function enforcementLease(
       const values: Record<string, unknown> = { ...r };
       if (asRequest) for (const key of STORED_ONLY) delete values[key];
       const stored = byId.get(r.id);
-      values.allocations = stored === undefined ? [] : (hosts.get(stored.id) ?? []);
+      values.allocations =
+        stored === undefined ? [] : (held.get(stored.id) ?? hosts.get(stored.id) ?? []);
       return values;
     }),
   };

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import type { Lease } from '../model/lease.entity.js';
 import { Metrics } from '../observability/metrics.js';
 import type { Reservation } from '../model/reservation.entity.js';
+import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { enforcementLease, EnforcementContext } from './enforcement-lease.js';
 import { LeaseWires } from './lease-wires.js';
 import { ExternalEndpoint, postToExternalService } from './external-service.client.js';
@@ -34,6 +35,7 @@ export class UsageEnforcement {
     private readonly wires: LeaseWires,
     private readonly limits: ProjectLimitsService,
     metrics: Metrics,
+    private readonly plugins: PluginRegistry,
   ) {
     this.calls = new Counter({
       name: 'climate_external_service_calls_total',
@@ -63,13 +65,34 @@ export class UsageEnforcement {
   }
 
   /** Blazar's lease body for the external service, read in `em`. */
-  leaseBody(
+  async leaseBody(
     em: EntityManager,
     lease: Lease,
     reservations: Reservation[],
     asRequest = false,
   ): Promise<Body> {
-    return enforcementLease(em, this.wires, lease, reservations, asRequest);
+    return enforcementLease(
+      em,
+      this.wires,
+      lease,
+      reservations,
+      asRequest,
+      await this.held(em, reservations),
+    );
+  }
+
+  /** What the reservations of types that say so (`allocated`) hold. */
+  private async held(
+    em: EntityManager,
+    reservations: Reservation[],
+  ): Promise<Map<string, object[]>> {
+    const out = new Map<string, object[]>();
+    for (const plugin of this.plugins.all()) {
+      const own = reservations.filter((r) => r.resourceType === plugin.resourceType);
+      if (plugin.allocated === undefined || own.length === 0) continue;
+      for (const [id, objects] of await plugin.allocated(em, own)) out.set(id, objects);
+    }
+    return out;
   }
 
   context(lease: Lease): EnforcementContext {

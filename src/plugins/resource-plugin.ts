@@ -145,6 +145,13 @@ export interface ResourcePlugin {
   present(reservation: Reservation): object;
 
   /**
+   * What each reservation holds, as the type's own API shows those objects: Blazar's
+   * `allocations` in the bodies the enforcement filters receive. Optional; without it,
+   * the hosts (as the host API shows them) its allocations are on.
+   */
+  allocated?(em: EntityManager, reservations: Reservation[]): Promise<Map<string, object[]>>;
+
+  /**
    * More keys that need the database (e.g. claims), for many reservations in one go.
    * Optional; merged after `present`.
    */

@@ -140,20 +140,20 @@ export const API_RULES: RuleDefault[] = [
   {
     name: 'blazar:floatingips:get',
     check: READER,
-    description: "Blazar's floating IP reservations (Climate serves no such route).",
-    operations: [],
+    description: 'List the floating IPs registered for reservation and show one.',
+    operations: [op('GET', '/v1/floatingips'), op('GET', '/v1/floatingips/{id}')],
   },
   {
     name: 'blazar:floatingips:post',
     check: ADMIN,
-    description: "Blazar's floating IP reservations (Climate serves no such route).",
-    operations: [],
+    description: 'Register a floating IP for reservation.',
+    operations: [op('POST', '/v1/floatingips')],
   },
   {
     name: 'blazar:floatingips:delete',
     check: ADMIN,
-    description: "Blazar's floating IP reservations (Climate serves no such route).",
-    operations: [],
+    description: 'Delete a floating IP registered for reservation.',
+    operations: [op('DELETE', '/v1/floatingips/{id}')],
   },
   {
     name: 'climate:capacity:get',

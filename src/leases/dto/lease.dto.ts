@@ -12,9 +12,10 @@ import {
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { INPUT_DATE_FORMATS } from '../../common/dto/wire-date.decorator.js';
 import { characters } from '../../common/storable.js';
-import { HostReservationRequest } from '../../plugins/physical-host/dto/host-reservation.request.js';
-import { InstanceReservationRequest } from '../../plugins/virtual-instance/dto/instance-reservation.request.js';
-import { FlavorReservationRequest } from '../../plugins/flavor-instance/dto/flavor-reservation.request.js';
+import { RESOURCE_TYPES } from '../../plugins/plugin-list.js';
+
+/** Each resource type's reservation request, from the plugin list. */
+const RESERVATION_REQUESTS = RESOURCE_TYPES.map((t) => t.schemas.request);
 
 const missing = (name: string) => ({ message: `Missing parameter ${name}` });
 
@@ -42,7 +43,7 @@ const INPUT_DATE = {
 const NAME = { maxLength: 255, minLength: 1, description: 'At most 255 characters' } as const;
 
 /** POST /v1/leases. Dates stay raw here: parseInputDate gives Blazar's messages. */
-@ApiExtraModels(HostReservationRequest, InstanceReservationRequest, FlavorReservationRequest)
+@ApiExtraModels(...RESERVATION_REQUESTS)
 export class CreateLeaseDto {
   @ApiProperty(NAME)
   @IsDefined(missing('name'))
@@ -70,11 +71,7 @@ export class CreateLeaseDto {
     type: 'array',
     items: {
       type: 'object',
-      oneOf: [
-        { $ref: getSchemaPath(HostReservationRequest) },
-        { $ref: getSchemaPath(InstanceReservationRequest) },
-        { $ref: getSchemaPath(FlavorReservationRequest) },
-      ],
+      oneOf: RESERVATION_REQUESTS.map((schema) => ({ $ref: getSchemaPath(schema) })),
       discriminator: { propertyName: 'resource_type' },
     },
     description: 'One per resource; each resource type has its own parameters',

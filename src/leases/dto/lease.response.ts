@@ -1,9 +1,7 @@
 import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 import { ApiTimestamp, ApiWireDate } from '../../common/dto/wire-date.decorator.js';
 import { EVENT_STATUSES, EVENT_TYPES } from '../../model/event-status.js';
-import { HostReservationResponse } from '../../plugins/physical-host/dto/host-reservation.response.js';
-import { InstanceReservationResponse } from '../../plugins/virtual-instance/dto/instance-reservation.response.js';
-import { FlavorReservationResponse } from '../../plugins/flavor-instance/dto/flavor-reservation.response.js';
+import { RESOURCE_TYPES } from '../../plugins/plugin-list.js';
 import type { ReservationResponse } from '../../plugins/dto/reservation.response.js';
 import { LEASE_STATUSES } from '../../model/lease-status.js';
 
@@ -38,8 +36,11 @@ export class LeaseEventResponse {
   updated_at!: string | null;
 }
 
+/** Each resource type's reservation, from the plugin list. */
+const RESERVATIONS = RESOURCE_TYPES.map((t) => t.schemas.response);
+
 /** Blazar's lease object. */
-@ApiExtraModels(HostReservationResponse, InstanceReservationResponse, FlavorReservationResponse)
+@ApiExtraModels(...RESERVATIONS)
 export class LeaseResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -79,11 +80,7 @@ export class LeaseResponse {
     type: 'array',
     items: {
       type: 'object',
-      oneOf: [
-        { $ref: getSchemaPath(HostReservationResponse) },
-        { $ref: getSchemaPath(InstanceReservationResponse) },
-        { $ref: getSchemaPath(FlavorReservationResponse) },
-      ],
+      oneOf: RESERVATIONS.map((schema) => ({ $ref: getSchemaPath(schema) })),
       discriminator: { propertyName: 'resource_type' },
     },
     description: 'One schema per resource type, told apart by resource_type',
