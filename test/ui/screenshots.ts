@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { launch, openPage, startUiServer, until, type UiServer } from '../support/browser.js';
+import { ROOT } from '../support/dist.js';
+import { authEnv, seedPool } from './seed.js';
+
+/**
+ * `npm run ui:screenshots`: the README's pictures of the page (docs/ui-*.png), taken from a
+ * Climate on the test PostgreSQL with the tests' seed. Not a test: nothing is asserted.
+ */
+const OUT = process.env.UI_SCREENSHOTS_DIR ?? join(ROOT, 'docs');
+
+describe('screenshots of the web page', () => {
+  let db: TestDatabase;
+  let server: UiServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true });
+    db = await createTestDatabase();
+    server = await startUiServer({ databaseUrl: db.url, env: authEnv() });
+    await seedPool(server.t);
+    browser = await launch();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await db?.drop();
+  });
+
+  it('takes the calendar, the booking form and the capacity chart', async () => {
+    const page = await openPage(browser, server.base, 'admin');
+    await page.locator('#calendar-section').screenshot({ path: join(OUT, 'ui-calendar.png') });
+    await page.selectOption('select[name=kind]', 'host');
+    await page.fill('#find input[name=count]', '2');
+    await page.fill('#find input[name=requirement]', '["==", "$rack", "r2"]');
+    await page.fill('#find input[name=duration]', '2d');
+    await page.click('#find button[type=submit]');
+    await page.locator('#windows li').first().waitFor();
+    await page.click('button[data-zoom="week"]');
+    await page.screenshot({ path: join(OUT, 'ui-booking.png'), fullPage: false });
+    await page.click('#capacity-refresh');
+    await until('the chart is drawn', async () => (await page.locator('.uplot').count()) > 0);
+    await page.locator('#capacity').screenshot({ path: join(OUT, 'ui-capacity.png') });
+    const bar = page.locator('.bar-label', { hasText: 'alpha-run' }).first();
+    await bar.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: join(OUT, 'ui-details.png') });
+    await page.close();
+  }, 120_000);
+});
