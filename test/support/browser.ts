@@ -59,6 +59,7 @@ export async function launch(): Promise<Browser> {
 /** Opens the page (signed in with `token` when given) and waits for the calendar's data. */
 export async function openPage(browser: Browser, base: string, token?: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.setDefaultTimeout(10_000);
   page.on('pageerror', (error) => {
     throw error;
   });
@@ -71,6 +72,8 @@ export async function openPage(browser: Browser, base: string, token?: string): 
   if ((await page.getAttribute('body', 'data-loaded')) !== 'true') {
     throw new Error(`the page says: ${await page.textContent('#status')}`);
   }
+  // And the calls after the calendar's (capacity, power plan) answered and drawn.
+  await page.waitForLoadState('networkidle');
   return page;
 }
 

@@ -45,6 +45,12 @@ describe('the web page at scale', () => {
       `ui scale: first view of ${HOSTS} hosts in ${ms} ms (${fetched} allocations fetched ` +
         `for the window, ${drawn} bars drawn)\n`,
     );
+    if (process.env.UI_TIMINGS) {
+      const t = await page.evaluate(
+        `JSON.stringify(performance.getEntries().map(e => [e.name.slice(-90), Math.round(e.startTime), Math.round(e.duration)]))`,
+      );
+      process.stdout.write(`${String(t)}\n`);
+    }
     await page.close();
   });
 });

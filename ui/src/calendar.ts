@@ -1,7 +1,18 @@
-import { DataSet, moment, Timeline } from 'vis-timeline/standalone';
+import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
+import { RowPager, type Row } from './rows';
+
+/** A call the API refuses this caller (403) answers null; any other failure throws. */
+async function forbiddenAsNull<T>(call: Promise<T>): Promise<T | null> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return null;
+    throw error;
+  }
+}
 
 /** An allocation shown less than this before its end is "ending soon". */
 const ENDING_SOON = 24 * HOUR;
@@ -49,19 +60,36 @@ function topologyOf(host: Host): string {
 export class Calendar {
   readonly timeline: Timeline;
   private readonly items = new DataSet<DataItem & { bar?: Bar }>();
+  /** The items of the rows in view only: the timeline never walks the others. */
+  private readonly inView: DataView<DataItem & { bar?: Bar }>;
   private readonly groups = new DataSet<DataGroup>();
+  private readonly visible = new Set<string>();
+  /** Each bar's label element by item id, the same on every redraw; and the focused one. */
+  private readonly labels = new Map<string, HTMLElement>();
+  private focused: string | null = null;
+  readonly pager: RowPager;
   private fetched: { start: number; end: number } | null = null;
   private hosts: Host[] | null = null;
   private loading: Promise<void> | null = null;
   private again = false;
-  /** Admins list hosts (and filter them); a tenant sees the hosts its allocations name. */
-  canListHosts = false;
+  /**
+   * Whether the API lists hosts to this caller (admins; they filter them), known after the
+   * first load; a tenant sees the hosts its allocations name.
+   */
+  canListHosts: boolean | null = null;
   filter = '';
   onSelect: (bar: Bar) => void = () => undefined;
   onLoaded: (summary: string) => void = () => undefined;
 
-  constructor(element: HTMLElement) {
+  constructor(element: HTMLElement, scroller: HTMLElement, position: HTMLElement) {
     const now = Date.now();
+    this.inView = new DataView(this.items, {
+      filter: (item) => item.type === 'background' || this.visible.has(String(item.group)),
+    });
+    const spacer = document.createElement('div');
+    scroller.append(spacer);
+    this.pager = new RowPager(scroller, spacer, position, element);
+    this.pager.onChange = (rows) => this.showRows(rows);
     const options: TimelineOptions = {
       start: new Date(now - DAY),
       end: new Date(now + 13 * DAY),
@@ -69,9 +97,8 @@ export class Calendar {
       zoomMax: 400 * DAY,
       stack: true,
       orientation: 'top',
-      verticalScroll: true,
-      maxHeight: '70vh',
       groupHeightMode: 'fixed',
+      horizontalScroll: true,
       margin: { item: { horizontal: 0, vertical: 2 } },
       showCurrentTime: true,
       selectable: true,
@@ -81,10 +108,17 @@ export class Calendar {
       tooltip: { followMouse: false, overflowMethod: 'cap' },
       xss: { disabled: false },
     };
-    this.timeline = new Timeline(element, this.items, this.groups, options);
+    this.timeline = new Timeline(element, this.inView, this.groups, options);
     this.timeline.on('rangechanged', () => void this.refresh());
+    // A redraw that rebuilt the focused bar's item moved its label: give the focus back.
+    this.timeline.on('changed', () => {
+      const label = this.focused === null ? undefined : this.labels.get(this.focused);
+      if (label?.isConnected && document.activeElement === document.body) {
+        label.focus({ preventScroll: true });
+      }
+    });
     this.timeline.on('select', (props: { items: string[] }) => {
-      const item = this.items.get(props.items[0]);
+      const item = this.inView.get(props.items[0]);
       if (item?.bar) this.onSelect(item.bar);
     });
   }
@@ -92,11 +126,17 @@ export class Calendar {
   /** A bar's element: its lease, host and dates as its accessible name, focusable. */
   private render(item: DataItem & { bar?: Bar }): HTMLElement | string {
     const bar = item.bar;
+    if (bar === undefined) return String(item.content ?? '');
+    // The same element on every redraw: a new one would be swapped in and drop the focus.
+    const id = String(item.id);
+    const drawn = this.labels.get(id);
+    if (drawn !== undefined) return drawn;
     const span = document.createElement('span');
-    if (bar === undefined) {
-      span.textContent = String(item.content ?? '');
-      return span;
-    }
+    this.labels.set(id, span);
+    span.addEventListener('focus', () => (this.focused = id));
+    span.addEventListener('blur', (e) => {
+      if (e.relatedTarget !== null) this.focused = null;
+    });
     const name = bar.lease?.name ?? (bar.leaseId === null ? 'reserved' : bar.leaseId);
     const slots = bar.slots === undefined ? '' : ` (${bar.slots} slot${bar.slots > 1 ? 's' : ''})`;
     span.textContent = `${name}${slots}`;
@@ -145,29 +185,33 @@ export class Calendar {
     const start = range.start.getTime();
     const end = range.end.getTime();
     if (this.fetched !== null && this.fetched.start <= start && this.fetched.end >= end) return;
-    // A window's width either side, so a scroll or zoom out by one step needs no call.
-    const width = end - start;
-    const from = new Date(start - width);
-    const to = new Date(end + width);
+    // The first view asks for what it shows (and a tenth more); later ones for a window's
+    // width either side, so a scroll or a zoom out by one step needs no call.
+    const pad = this.fetched === null ? (end - start) / 10 : end - start;
+    const from = new Date(start - pad);
+    const to = new Date(end + pad);
     const window = { start: toInput(from), end: toInput(to) };
-    if (this.canListHosts && this.hosts === null) {
-      const query = this.filter === '' ? {} : { resource_properties: this.filter };
-      this.hosts = (await get<{ hosts: Host[] }>('/v1/os-hosts', query)).hosts;
-    }
-    const { leases } = await get<{ leases: Lease[] }>('/v1/leases', window);
-    const allocations = await this.allocations(window, leases);
+    const [, { leases }, all] = await Promise.all([
+      this.listHosts(),
+      get<{ leases: Lease[] }>('/v1/leases', window),
+      forbiddenAsNull(get<{ allocations: Allocation[] }>('/v1/os-hosts/allocations', window)),
+    ]);
+    const allocations = all?.allocations ?? (await this.ownAllocations(leases));
     this.draw(allocations, leases);
     this.fetched = { start: from.getTime(), end: to.getTime() };
   }
 
-  /** Every host's (when policy allows the caller), else the caller's own leases' only. */
-  private async allocations(window: Record<string, string>, leases: Lease[]) {
-    try {
-      return (await get<{ allocations: Allocation[] }>('/v1/os-hosts/allocations', window))
-        .allocations;
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 403) throw error;
-    }
+  /** The hosts (admins; the filter applies), or null when the API refuses this caller. */
+  private async listHosts(): Promise<void> {
+    if (this.canListHosts === false || this.hosts !== null) return;
+    const query = this.filter === '' ? {} : { resource_properties: this.filter };
+    const answer = await forbiddenAsNull(get<{ hosts: Host[] }>('/v1/os-hosts', query));
+    this.canListHosts = answer !== null;
+    this.hosts = answer?.hosts ?? null;
+  }
+
+  /** Without the host calendar (policy), the caller's own leases' allocations, one by one. */
+  private async ownAllocations(leases: Lease[]): Promise<Allocation[]> {
     const own = await Promise.all(
       leases.map((l) =>
         get<{ allocations: Allocation[] }>('/v1/os-hosts/allocations', { lease_id: l.id }),
@@ -186,7 +230,7 @@ export class Calendar {
     const now = Date.now();
     const byId = new Map(leases.map((l) => [l.id, l]));
     const known = new Map<string, Host>((this.hosts ?? []).map((h) => [h.id, h]));
-    const shown = this.canListHosts ? known : null;
+    const shown = this.canListHosts === true ? known : null;
     const items: (DataItem & { bar: Bar })[] = [];
     const rows = new Map<string, { name: string; label: string }>();
     for (const h of this.hosts ?? []) {
@@ -227,22 +271,15 @@ export class Calendar {
     for (const [id, row] of rows) {
       parents.set(row.label, [...(parents.get(row.label) ?? []), id]);
     }
-    // treeLevel: vis-timeline outlines nested groups without one in red.
-    const groups: (DataGroup & { treeLevel: number })[] = [];
+    const list: Row[] = [];
     for (const [label, ids] of [...parents].sort(([a], [b]) => a.localeCompare(b))) {
-      groups.push({
-        id: `g:${label}`,
-        content: label,
-        nestedGroups: ids,
-        className: 'pool-row',
-        treeLevel: 1,
-      });
-      for (const id of ids) groups.push({ id, content: rows.get(id)?.name ?? id, treeLevel: 2 });
+      list.push({ id: `g:${label}`, content: label, header: true });
+      for (const id of ids) list.push({ id, content: rows.get(id)?.name ?? id, header: false });
     }
-    this.groups.clear();
-    this.groups.add(groups);
     this.items.clear();
+    this.labels.clear();
     this.items.add(items);
+    this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
     const summary = `${rows.size} hosts, ${items.length} allocations`;
     let said = false;
@@ -254,6 +291,16 @@ export class Calendar {
     };
     this.timeline.on('changed', done);
     setTimeout(done, 2000);
+  }
+
+  private showRows(rows: Row[]): void {
+    this.visible.clear();
+    for (const r of rows) this.visible.add(r.id);
+    this.groups.clear();
+    this.groups.add(
+      rows.map((r) => ({ id: r.id, content: r.content, className: r.header ? 'pool-row' : '' })),
+    );
+    this.inView.refresh();
   }
 
   /** Free windows from the availability search, drawn behind the bars. */

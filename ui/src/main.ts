@@ -1,7 +1,7 @@
 import 'vis-timeline/styles/vis-timeline-graph2d.min.css';
 import 'uplot/dist/uPlot.min.css';
 import '../style.css';
-import { ApiError, get, setToken, token } from './api';
+import { ApiError, setToken, token } from './api';
 import { Booking } from './booking';
 import { Calendar } from './calendar';
 import { CapacityChart, showPowerPlan } from './capacity';
@@ -24,55 +24,41 @@ const ZOOM: Record<string, number> = {
   months: 182 * DAY,
 };
 
-/** Whether this caller gets the API at all (401: a token is needed) and is an admin. */
-async function whoAmI(): Promise<'signed-out' | 'admin' | 'project'> {
-  try {
-    await get('/v1/leases', { limit: 1 });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return 'signed-out';
-    throw error;
-  }
-  try {
-    await get('/v1/os-hosts', { hypervisor_properties: '["==", "$id", "0"]' });
-    return 'admin';
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 403) return 'project';
-    throw error;
-  }
+function signedOut(): void {
+  $<HTMLFormElement>('sign-in').hidden = false;
+  $('who').textContent = 'Sign in with a token to see the pool.';
+  $<HTMLInputElement>('token').focus();
 }
 
 async function start(): Promise<void> {
-  const signIn = $<HTMLFormElement>('sign-in');
-  const role = await whoAmI();
-  signIn.hidden = role !== 'signed-out' && token() === null;
-  $('who').textContent =
-    role === 'signed-out'
-      ? 'Sign in with a token to see the pool.'
-      : role === 'admin'
-        ? 'Admin view: every lease.'
-        : "Project view: your leases named, others' as reserved.";
   $<HTMLButtonElement>('sign-out').hidden = token() === null;
-  if (role === 'signed-out') {
-    $<HTMLInputElement>('token').focus();
-    return;
-  }
-  const main = $('app');
-  main.hidden = false;
-  document.body.dataset.role = role;
-  const calendar = new Calendar($('calendar'));
-  calendar.canListHosts = role === 'admin';
+  $<HTMLFormElement>('sign-in').hidden = token() === null;
+  const calendar = new Calendar($('calendar'), $('row-scroll'), $('row-position'));
   calendar.onLoaded = (summary) => {
     $('calendar-summary').textContent = summary;
     document.body.dataset.loaded = 'true';
   };
   const details = $<HTMLDialogElement>('details');
   calendar.onSelect = (bar) => void showDetails(details, bar).catch(fail('Lease'));
+  $('app').hidden = false;
+  try {
+    await calendar.refresh();
+  } catch (error) {
+    $('app').hidden = true;
+    if (error instanceof ApiError && error.status === 401) return signedOut();
+    throw error;
+  }
+  const admin = calendar.canListHosts === true;
+  document.body.dataset.role = admin ? 'admin' : 'project';
+  $('who').textContent = admin
+    ? 'Admin view: every lease.'
+    : "Project view: your leases named, others' as reserved where policy shows them.";
   for (const button of document.querySelectorAll<HTMLButtonElement>('[data-zoom]')) {
     button.addEventListener('click', () => calendar.zoom(ZOOM[button.dataset.zoom ?? 'week']));
   }
   $('now').addEventListener('click', () => calendar.jumpToNow());
   const filter = $<HTMLFormElement>('filter');
-  if (role !== 'admin') {
+  if (!admin) {
     filter.querySelector('input')?.setAttribute('disabled', '');
     filter.querySelector('button')?.setAttribute('disabled', '');
     $('filter-note').textContent = 'Filtering hosts needs an admin (hosts are listed to admins).';
@@ -91,12 +77,14 @@ async function start(): Promise<void> {
       .then((summary) => ($('capacity-summary').textContent = summary), fail('Capacity'));
   };
   $('capacity-refresh').addEventListener('click', drawCapacity);
-  await calendar.refresh().catch(fail('Calendar'));
   drawCapacity();
-  if (role === 'admin') {
-    $('power').hidden = false;
-    void showPowerPlan($('power-plan')).catch(fail('Power plan'));
-  }
+  // The power plan is the admins' (the API says: a 403 hides it).
+  showPowerPlan($('power-plan')).then(
+    () => ($('power').hidden = false),
+    (error: unknown) => {
+      if (!(error instanceof ApiError && error.status === 403)) fail('Power plan')(error);
+    },
+  );
 }
 
 $<HTMLFormElement>('sign-in').addEventListener('submit', (e) => {
