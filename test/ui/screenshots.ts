@@ -32,6 +32,7 @@ describe('screenshots of the web page', () => {
 
   it('takes the calendar, the booking form and the capacity chart', async () => {
     const page = await openPage(browser, server.base, 'admin');
+    await page.click('#now');
     await page.locator('#calendar-section').screenshot({ path: join(OUT, 'ui-calendar.png') });
     await page.selectOption('select[name=kind]', 'host');
     await page.fill('#find input[name=count]', '2');
@@ -40,14 +41,16 @@ describe('screenshots of the web page', () => {
     await page.click('#find button[type=submit]');
     await page.locator('#windows li').first().waitFor();
     await page.click('button[data-zoom="week"]');
-    await page.screenshot({ path: join(OUT, 'ui-booking.png'), fullPage: false });
+    await page.setViewportSize({ width: 1400, height: 760 });
+    await page.locator('#book').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(OUT, 'ui-booking.png') });
+    await page.setViewportSize({ width: 1400, height: 1000 });
     await page.click('#capacity-refresh');
     await until('the chart is drawn', async () => (await page.locator('.uplot').count()) > 0);
     await page.locator('#capacity').screenshot({ path: join(OUT, 'ui-capacity.png') });
-    const bar = page.locator('.bar-label', { hasText: 'alpha-run' }).first();
-    await bar.focus();
-    await page.keyboard.press('Enter');
-    await page.waitForTimeout(1500);
+    await page.click('#now');
+    await page.locator('.bar-label', { hasText: 'alpha-run' }).first().click();
+    await page.locator('#details[open] table').waitFor();
     await page.screenshot({ path: join(OUT, 'ui-details.png') });
     await page.close();
   }, 120_000);

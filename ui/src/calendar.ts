@@ -2,7 +2,10 @@ import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
-import { RowPager, type Row } from './rows';
+import { PAGE, RowPager, type Row } from './rows';
+
+/** The timeline's frame for `rows` rows: the axis and a row's height each. */
+const heightFor = (rows: number) => 58 + 31 * Math.min(rows, PAGE);
 
 /** A call the API refuses this caller (403) answers null; any other failure throws. */
 async function forbiddenAsNull<T>(call: Promise<T>): Promise<T | null> {
@@ -47,6 +50,9 @@ const LABEL: Record<string, string> = {
   error: 'error',
   ended: 'ended',
 };
+
+/** rack r2 before rack r10. */
+const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
 
 function topologyOf(host: Host): string {
   for (const level of TOPOLOGY) {
@@ -98,6 +104,10 @@ export class Calendar {
       stack: true,
       orientation: 'top',
       groupHeightMode: 'fixed',
+      // A fixed height: the row scroll bar's length is computed from it, and a page of
+      // taller (stacked) rows scrolls inside instead of growing the frame.
+      height: `${heightFor(PAGE)}px`,
+      verticalScroll: true,
       horizontalScroll: true,
       margin: { item: { horizontal: 0, vertical: 2 } },
       showCurrentTime: true,
@@ -272,13 +282,14 @@ export class Calendar {
       parents.set(row.label, [...(parents.get(row.label) ?? []), id]);
     }
     const list: Row[] = [];
-    for (const [label, ids] of [...parents].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [label, ids] of [...parents].sort(([a], [b]) => byName(a, b))) {
       list.push({ id: `g:${label}`, content: label, header: true });
       for (const id of ids) list.push({ id, content: rows.get(id)?.name ?? id, header: false });
     }
     this.items.clear();
     this.labels.clear();
     this.items.add(items);
+    this.timeline.setOptions({ height: `${heightFor(list.length)}px` });
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
     const summary = `${rows.size} hosts, ${items.length} allocations`;
