@@ -1,6 +1,13 @@
 import type { Browser } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { launch, openPage, startUiServer, until, type UiServer } from '../support/browser.js';
+import {
+  launch,
+  openPage,
+  seriousViolations,
+  startUiServer,
+  until,
+  type UiServer,
+} from '../support/browser.js';
 import { authEnv, seedPool } from './seed.js';
 
 interface Window {
@@ -49,6 +56,7 @@ describe('the web page: find a window and book it', () => {
     await page.locator('#windows li button').first().click();
     const confirm = page.locator('#confirm[open]');
     await confirm.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
     await confirm.locator('input[name=lease_name]').fill('delta-booked');
     await confirm.locator('button[value=book]').click();
     await page

@@ -61,6 +61,11 @@ describe('the web page at /ui/ (calendar, tenant and admin views, zoom, filter)'
     expect(names.some((n) => /^gamma-slots \(2 slots\), active, on node-[456], /.test(n))).toBe(
       true,
     );
+    expect(names.some((n) => n.startsWith('epsilon-ending, ending soon, on node-'))).toBe(true);
+    expect(names.some((n) => n.startsWith('delta-degraded, degraded, on node-'))).toBe(true);
+    // Colours by status: the class each bar is drawn with.
+    expect(await page.locator('.vis-item.bar-degraded').count()).toBe(1);
+    expect(await page.locator('.vis-item.bar-ending').count()).toBe(1);
     expect(await rows(page)).toEqual(
       expect.arrayContaining([
         'reservation pool · rack r1',
@@ -90,7 +95,10 @@ describe('the web page at /ui/ (calendar, tenant and admin views, zoom, filter)'
     const page = await openPage(browser, server.base, 'bob');
     const names = await bars(page);
     expect(names.length).toBeGreaterThan(0);
-    expect(names.every((n) => n.startsWith('beta-batch, pending, on node-'))).toBe(true);
+    expect(
+      names.filter((n) => !/^(beta-batch, pending|delta-degraded, degraded), on node-/.test(n)),
+    ).toEqual([]);
+    expect(names.some((n) => n.startsWith('beta-batch'))).toBe(true);
     expect(await page.content()).not.toContain('alpha-run');
     await page.close();
   });

@@ -30,9 +30,11 @@ describe('screenshots of the web page', () => {
     await db?.drop();
   });
 
-  it('takes the calendar, the booking form and the capacity chart', async () => {
+  it("takes the calendar, the booking form, the capacity chart and a tenant's view", async () => {
     const page = await openPage(browser, server.base, 'admin');
     await page.click('#now');
+    await page.waitForLoadState('networkidle');
+    await page.waitForTimeout(500);
     await page.locator('#calendar-section').screenshot({ path: join(OUT, 'ui-calendar.png') });
     await page.selectOption('select[name=kind]', 'host');
     await page.fill('#find input[name=count]', '2');
@@ -51,7 +53,14 @@ describe('screenshots of the web page', () => {
     await page.click('#now');
     await page.locator('.bar-label', { hasText: 'alpha-run' }).first().click();
     await page.locator('#details[open] table').waitFor();
-    await page.screenshot({ path: join(OUT, 'ui-details.png') });
+    await page.locator('#details').screenshot({ path: join(OUT, 'ui-details.png') });
     await page.close();
+    // A tenant's view: its own leases named, another project's as "reserved".
+    const tenant = await openPage(browser, server.base, 'alice');
+    await tenant.click('#now');
+    await tenant.waitForLoadState('networkidle');
+    await tenant.waitForTimeout(500);
+    await tenant.locator('#calendar-section').screenshot({ path: join(OUT, 'ui-tenant.png') });
+    await tenant.close();
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import type { TestApp } from '../support/app.js';
 
 /** Callers of the page's tests: an admin, and two projects' members. */
@@ -36,7 +37,10 @@ export function inputDate(d: Date): string {
 
 const HOUR = 3_600_000;
 
-/** Six hosts on two racks, and three leases: A's active, B's pending, A's instance slots. */
+/**
+ * Six hosts on two racks, and five leases: A's active, B's pending, A's instance slots, the
+ * admin's ending within the day, B's degraded.
+ */
 export async function seedPool(t: TestApp): Promise<Record<string, string>> {
   for (let i = 1; i <= 6; i++) {
     await t.http
@@ -91,7 +95,16 @@ export async function seedPool(t: TestApp): Promise<Record<string, string>> {
       resource_properties: '["==", "$rack", "r2"]',
     }),
   };
-  // The manager starts what is due: alpha and gamma ACTIVE, beta PENDING.
+  const more = {
+    // Ends within the day: drawn as "ending soon".
+    epsilon: await lease('admin', 'epsilon-ending', 'now', 10, host('["==", "$rack", "r1"]')),
+    delta: await lease('bob', 'delta-degraded', 'now', 40, host('["==", "$rack", "r1"]')),
+  };
+  // The manager starts what is due: alpha, gamma, delta, epsilon ACTIVE, beta PENDING.
   await t.settle();
-  return ids;
+  // A host under delta failed (as the healing service marks it): "degraded".
+  await t.app
+    .get(DataSource)
+    .query(`UPDATE leases SET degraded = true WHERE id = $1`, [more.delta]);
+  return { ...ids, ...more };
 }

@@ -2,10 +2,7 @@ import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
-import { PAGE, RowPager, type Row } from './rows';
-
-/** The timeline's frame for `rows` rows: the axis and a row's height each. */
-const heightFor = (rows: number) => 58 + 31 * Math.min(rows, PAGE);
+import { RowPager, type Row } from './rows';
 
 /** A call the API refuses this caller (403) answers null; any other failure throws. */
 async function forbiddenAsNull<T>(call: Promise<T>): Promise<T | null> {
@@ -104,10 +101,7 @@ export class Calendar {
       stack: true,
       orientation: 'top',
       groupHeightMode: 'fixed',
-      // A fixed height: the row scroll bar's length is computed from it, and a page of
-      // taller (stacked) rows scrolls inside instead of growing the frame.
-      height: `${heightFor(PAGE)}px`,
-      verticalScroll: true,
+      // No scrolling inside: the timeline is as tall as its page of rows (RowPager).
       horizontalScroll: true,
       margin: { item: { horizontal: 0, vertical: 2 } },
       showCurrentTime: true,
@@ -289,7 +283,6 @@ export class Calendar {
     this.items.clear();
     this.labels.clear();
     this.items.add(items);
-    this.timeline.setOptions({ height: `${heightFor(list.length)}px` });
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
     const summary = `${rows.size} hosts, ${items.length} allocations`;

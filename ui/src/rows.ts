@@ -9,6 +9,8 @@ export interface Row {
 }
 
 export const PAGE = 20;
+/** A row's scroll distance: the bar moves by rows, whatever the page's drawn height. */
+const ROW_PX = 30;
 
 export class RowPager {
   private rows: Row[] = [];
@@ -44,24 +46,22 @@ export class RowPager {
     this.emit();
   }
 
-  /** The bar's length: the whole list against one page of it. */
+  /** The bar's length: one page's height, and a row's distance for each row past it. */
   private size(): void {
-    const pages = Math.max(1, this.rows.length / PAGE);
-    this.spacer.style.height = `${Math.round(pages * this.scroller.clientHeight)}px`;
+    const past = Math.max(0, this.rows.length - PAGE);
+    this.spacer.style.height = `${past * ROW_PX + this.scroller.clientHeight}px`;
   }
 
   moveTo(offset: number): void {
     const max = Math.max(0, this.rows.length - PAGE);
     this.offset = Math.max(0, Math.min(max, Math.round(offset)));
-    const room = this.scroller.scrollHeight - this.scroller.clientHeight;
-    if (max > 0) this.scroller.scrollTop = (this.offset / max) * room;
+    this.scroller.scrollTop = this.offset * ROW_PX;
     this.emit();
   }
 
   private fromScroll(): void {
-    const room = this.scroller.scrollHeight - this.scroller.clientHeight;
     const max = Math.max(0, this.rows.length - PAGE);
-    const offset = room <= 0 ? 0 : Math.round((this.scroller.scrollTop / room) * max);
+    const offset = Math.min(max, Math.round(this.scroller.scrollTop / ROW_PX));
     if (offset === this.offset) return;
     this.offset = offset;
     this.emit();
@@ -70,9 +70,10 @@ export class RowPager {
   private emit(): void {
     const page = this.rows.slice(this.offset, this.offset + PAGE);
     const hosts = this.rows.filter((r) => !r.header).length;
+    this.position.hidden = this.rows.length <= PAGE;
     this.position.textContent =
       this.rows.length <= PAGE
-        ? `${hosts} hosts`
+        ? ''
         : `rows ${this.offset + 1}–${this.offset + page.length} of ${this.rows.length} (${hosts} hosts)`;
     this.onChange(page);
   }
