@@ -73,7 +73,10 @@ describe('the web page at /ui/ (calendar, tenant and admin views, zoom, filter)'
         'node-1',
       ]),
     );
-    await page.locator('#power:not([hidden]) table').waitFor();
+    // The power plan (admins): hosts on and off as a chart, with a summary as its label.
+    await page.locator('#power:not([hidden]) #power-plan table').waitFor();
+    expect(await page.locator('#power-chart canvas').count()).toBe(1);
+    expect(await page.getAttribute('#power-chart', 'aria-label')).toContain('Hosts on: 6');
     await page.close();
   });
 

@@ -1,11 +1,11 @@
 import uPlot from 'uplot';
-import { get, type CapacityStep, type PowerPlan } from './api';
+import { get, type CapacityStep } from './api';
 import { parseWire, show, toInput } from './dates';
 
 /** At most this many steps per chart: enough for a smooth line, cheap to ask for. */
 const STEPS = 150;
 
-function table(caption: string, head: string[], rows: string[][]): HTMLTableElement {
+export function table(caption: string, head: string[], rows: string[][]): HTMLTableElement {
   const t = document.createElement('table');
   const c = t.createCaption();
   c.textContent = caption;
@@ -83,33 +83,4 @@ export class CapacityChart {
     );
     return summary;
   }
-}
-
-/** The power plan (admins): state of each host and its planned transitions. */
-export async function showPowerPlan(target: HTMLElement): Promise<void> {
-  const plan = await get<PowerPlan>('/v1/power-plan');
-  const counts = new Map<string, number>();
-  for (const h of plan.hosts) counts.set(h.power_state, (counts.get(h.power_state) ?? 0) + 1);
-  const p = document.createElement('p');
-  p.textContent =
-    `Power plan ${plan.enabled ? 'on' : 'off'}. Hosts ` +
-    [...counts].map(([state, n]) => `${state}: ${n}`).join(', ') +
-    `. Host-hours off: past 30 days ${plan.host_hours_off.past_30_days}, ` +
-    `next 30 days ${plan.host_hours_off.next_30_days}.`;
-  const planned = plan.hosts.filter((h) => h.transitions.length > 0 || h.power_state !== 'on');
-  const rows = planned
-    .slice(0, 200)
-    .map((h) => [
-      h.hypervisor_hostname,
-      h.power_state + (h.always_on ? ' (always on)' : ''),
-      h.transitions.map((t) => `${t.to} at ${show(parseWire(t.at))}`).join('; ') || '—',
-    ]);
-  target.replaceChildren(
-    p,
-    table(
-      `Hosts off, booting or with planned transitions (${planned.length})`,
-      ['Host', 'State', 'Transitions'],
-      rows,
-    ),
-  );
 }

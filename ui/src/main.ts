@@ -4,7 +4,8 @@ import '../style.css';
 import { ApiError, setToken, token } from './api';
 import { Booking } from './booking';
 import { Calendar } from './calendar';
-import { CapacityChart, showPowerPlan } from './capacity';
+import { CapacityChart } from './capacity';
+import { showPowerPlan } from './power';
 import { DAY, HOUR } from './dates';
 import { showDetails } from './details';
 
@@ -80,7 +81,7 @@ async function start(): Promise<void> {
   $('capacity-refresh').addEventListener('click', drawCapacity);
   drawCapacity();
   // The power plan is the admins' (the API says: a 403 hides it).
-  showPowerPlan($('power-plan')).then(
+  showPowerPlan($('power-plan'), $('power-chart')).then(
     () => ($('power').hidden = false),
     (error: unknown) => {
       if (!(error instanceof ApiError && error.status === 403)) fail('Power plan')(error);
