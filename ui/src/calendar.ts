@@ -147,10 +147,9 @@ export class Calendar {
     span.className = 'bar-label';
     span.tabIndex = 0;
     span.setAttribute('role', 'button');
-    span.setAttribute(
-      'aria-label',
-      `${name}${slots}, ${LABEL[bar.status]}, on ${bar.host}, ${show(bar.start)} to ${show(bar.end)}`,
-    );
+    const text = `${name}${slots}, ${LABEL[bar.status]}, on ${bar.host}, ${show(bar.start)} to ${show(bar.end)}`;
+    span.setAttribute('aria-label', text);
+    span.title = text;
     span.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
