@@ -129,6 +129,13 @@ describe('the web page at /ui/ (calendar, tenant and admin views, zoom, filter)'
 
   it('should open a bar from the keyboard with its lease and events, and pass axe', async () => {
     const page = await openPage(browser, server.base, 'admin');
+    // Tab from the toolbar's last control reaches the first bar (tried again: during one of
+    // the timeline's redraws, seen once in a few runs, Tab passed over its items).
+    await until('Tab from the toolbar reaches a bar', async () => {
+      await page.focus('#filter button[type=submit]');
+      await page.keyboard.press('Tab');
+      return (await page.evaluate('document.activeElement.className')) === 'bar-label';
+    });
     // Each bar is in the tab order, as a button named by its lease, host and dates.
     const bar = page.locator('.bar-label', { hasText: 'alpha-run' }).first();
     expect(await bar.getAttribute('tabindex')).toBe('0');
