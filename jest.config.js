@@ -39,6 +39,20 @@ module.exports = {
       testMatch: ['<rootDir>/test/webhooks-starved.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
     },
+    // The web page in Debian's Chromium (playwright-core) against a running Climate: part of
+    // `npm test`. The screenshots for docs/ are `npm run ui:screenshots`, not a test.
+    {
+      ...common,
+      displayName: 'ui',
+      testMatch: ['<rootDir>/test/ui/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
+    },
+    {
+      ...common,
+      displayName: 'screenshots',
+      testMatch: ['<rootDir>/test/ui/screenshots.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
+    },
     // Needs Keystone and Nova running (../shared/openstack): `npm run test:openstack`.
     { ...common, displayName: 'openstack', testMatch: ['<rootDir>/test/openstack/*.test.ts'] },
   ],

@@ -59,6 +59,14 @@ function build() {
 }
 
 const problem = stale() ? await build() : null;
+// The web page at /ui/ (scripts/build-ui.mjs), rebuilt when ui/ is newer than its bundle.
+if (problem === null) {
+  const ui = await import('./build-ui.mjs');
+  if (ui.uiStale()) {
+    process.stderr.write('climate: building the web page (ui/ is newer than dist-ui/)\n');
+    await ui.buildUi();
+  }
+}
 if (problem !== null) {
   // tsc writes its output even on a type error: remove it, so the next start compiles again.
   rmSync(main, { force: true });

@@ -18,6 +18,7 @@ import { AuthStrategy } from './common/auth/identity.js';
 import { Policy } from './common/auth/policy.js';
 import { FILTER_PATH, filterGate } from './scheduler/filter-body.js';
 import { FilterBodyWorker } from './scheduler/filter-body-worker.js';
+import { serveWebPage } from './web-page.js';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -79,6 +80,7 @@ export async function buildApp(
     filterGate(app.get(AuthStrategy), app.get(Policy), app.get(FilterBodyWorker)),
   );
   app.useGlobalGuards(new InputGuard());
+  serveWebPage(app);
   setupOpenApi(app);
   return app;
 }

@@ -35,6 +35,7 @@ import {
   AvailabilityQuery,
   CapacityBody,
   CapacityQuery,
+  HostRequirementsQuery,
 } from '../pools/dto/capacity.dto.js';
 import { PoolMoveRequest } from '../pools/dto/pool.dto.js';
 import { HostCreateRequest, HostUpdateRequest } from './dto/host.request.js';
@@ -69,11 +70,14 @@ export class HostsController {
 
   @Get()
   @Authorize('blazar:oshosts:get')
-  @ApiOperation({ summary: 'List the hosts' })
+  @ApiOperation({ summary: 'List the hosts (those a requirement matches, when given one)' })
+  @ApiQuery({ type: HostRequirementsQuery })
   @ApiOkResponse({ type: HostListBody, description: 'The hosts' })
-  @ApiErrors(401, 403, 503)
-  async list() {
-    return { hosts: await this.hosts.list() };
+  @ApiErrors(400, 401, 403, 503)
+  async list(@Query() query: Params) {
+    const matching = await this.allocations.matchingHostIds(query);
+    const hosts = await this.hosts.list();
+    return { hosts: matching === null ? hosts : hosts.filter((h) => matching.has(h.id)) };
   }
 
   @Post()

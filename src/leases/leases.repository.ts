@@ -10,6 +10,9 @@ import type { SqlParams } from '../database/sql.js';
 export interface LeaseFilter {
   projectId?: string;
   status?: string;
+  /** A time window: leases ending after `endsAfter` and starting before `startsBefore`. */
+  endsAfter?: Date;
+  startsBefore?: Date;
   limit?: number;
   marker?: Lease;
   sortKey: 'created_at' | 'name' | 'start_at' | 'end_at' | 'status';
@@ -114,6 +117,10 @@ export class LeasesRepository {
     if (filter.projectId !== undefined)
       qb.andWhere('l.project_id = :project', { project: filter.projectId });
     if (filter.status !== undefined) qb.andWhere('l.status = :status', { status: filter.status });
+    if (filter.endsAfter !== undefined)
+      qb.andWhere('l.end_at > :after', { after: filter.endsAfter });
+    if (filter.startsBefore !== undefined)
+      qb.andWhere('l.start_at < :before', { before: filter.startsBefore });
     if (filter.marker !== undefined) {
       const op = filter.sortDir === 'ASC' ? '>' : '<';
       // The marker row's own value, at the precision stored (microseconds): a Date holds

@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
 import { Policy } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
+import { parseInputDate } from '../common/dates.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
@@ -69,10 +70,13 @@ export class LeasesService {
         `sort must be one of ${SORT_KEYS.join(', ')}, optionally with :asc or :desc`,
       );
     }
+    const now = this.clock.now();
     const filter: LeaseFilter = {
       // Non-admins see their own project only, whatever they ask for.
       projectId: caller.isAdmin ? query.project_id : caller.projectId,
       status: query.status,
+      endsAfter: query.start === undefined ? undefined : parseInputDate(query.start, now),
+      startsBefore: query.end === undefined ? undefined : parseInputDate(query.end, now),
       limit: query.limit,
       sortKey:
         key === 'start_date'

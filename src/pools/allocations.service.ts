@@ -166,6 +166,18 @@ export class AllocationsService {
     }));
   }
 
+  /** The ids of the hosts a requirement matches (GET /v1/os-hosts?resource_properties=). */
+  async matchingHostIds(query: Record<string, unknown>): Promise<Set<string> | null> {
+    const requirement = combine(query.hypervisor_properties, query.resource_properties);
+    if (requirement === null) return null;
+    const em = this.dataSource.manager;
+    const q = await this.queries.build(em, requirement);
+    const { rows } = await sql<{ id: number }>(em, `SELECT h.id FROM hosts h WHERE ${q.where}`, [
+      ...q.params,
+    ]);
+    return new Set(rows.map((r) => String(r.id)));
+  }
+
   async capacity(query: Record<string, unknown>): Promise<CapacityBody> {
     const now = this.clock.now();
     if (query.start === undefined || query.end === undefined) {

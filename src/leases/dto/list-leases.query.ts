@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { LEASE_STATUSES } from '../../model/lease-status.js';
+import { INPUT_DATE_FORMATS as INPUT_DATE } from '../../common/dto/wire-date.decorator.js';
 
 export const SORT_KEYS = ['created_at', 'name', 'start_date', 'end_date', 'status'] as const;
 
@@ -39,6 +40,20 @@ export class ListLeasesQuery {
   @IsOptional()
   @IsString()
   sort?: string;
+
+  @ApiPropertyOptional({
+    description: `Only leases ending after this (a time window; Climate's). ${INPUT_DATE}`,
+  })
+  @IsOptional()
+  @IsString({ message: 'start must be a date' })
+  start?: string;
+
+  @ApiPropertyOptional({
+    description: `Only leases starting before this (a time window; Climate's). ${INPUT_DATE}`,
+  })
+  @IsOptional()
+  @IsString({ message: 'end must be a date' })
+  end?: string;
 
   @ApiPropertyOptional({ description: "An admin's filter; others see their own project only" })
   @IsOptional()

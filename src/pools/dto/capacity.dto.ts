@@ -5,7 +5,7 @@ import {
 } from '../../common/dto/wire-date.decorator.js';
 
 /** Which hosts count: the requirement language of reservations. */
-class HostRequirementsQuery {
+export class HostRequirementsQuery {
   @ApiPropertyOptional({ description: 'Requirements on the inventory (JSON query text)' })
   hypervisor_properties?: string;
 
