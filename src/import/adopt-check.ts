@@ -58,6 +58,9 @@ export interface Finding {
   quiet?: boolean;
 }
 
+/** Flavor and group ids as sets: a large site has thousands. */
+type Objects = ComputeSurvey & { flavorIds: Set<string>; groupIds: Set<string> };
+
 const list = (xs: string[]) => (xs.length === 0 ? 'no pool' : xs.join(', '));
 
 function isSinglePool(pool: ComputePool, known: Set<string>): boolean {
@@ -86,11 +89,12 @@ export function checkAdoption(
   }
 
   // Each host in the one pool Climate has it in.
+  const poolsOf = new Map<string, string[]>();
+  for (const p of survey.pools.filter((x) => isSinglePool(x, known))) {
+    for (const host of p.hosts) poolsOf.set(host, [...(poolsOf.get(host) ?? []), p.name]);
+  }
   for (const [host, wanted] of record.poolOf) {
-    const inNova = survey.pools
-      .filter((p) => p.hosts.includes(host) && isSinglePool(p, known))
-      .map((p) => p.name)
-      .sort();
+    const inNova = (poolsOf.get(host) ?? []).sort();
     if (inNova.length === 1 && inNova[0] === wanted) continue;
     // Into its pool first, then out of the others: never in no pool meanwhile. A host
     // reservation's start (run again) takes its hosts out of the freepool itself.
@@ -109,13 +113,19 @@ export function checkAdoption(
     out.push({ problem: `host ${host} is ${where}; Climate has it in ${wanted}`, heals });
   }
 
+  const recordedPools = new Map(record.pools.map((p) => [p.name, p]));
+  const objects = {
+    ...survey,
+    flavorIds: new Set(survey.flavors),
+    groupIds: new Set(survey.serverGroups),
+  };
   for (const r of record.reservations) {
     if (r.type !== 'physical:host' && r.type !== 'virtual:instance') continue;
     const pool = nova.get(r.id);
-    const recorded = record.pools.find((p) => p.name === r.id);
+    const recorded = recordedPools.get(r.id);
     if (r.status === 'active')
-      out.push(...checkActive(r, pool, recorded, survey, record, label(r)));
-    else if (r.status === 'pending') out.push(...checkPending(r, pool, survey, label(r)));
+      out.push(...checkActive(r, pool, recorded, objects, record, label(r)));
+    else if (r.status === 'pending') out.push(...checkPending(r, pool, objects, label(r)));
     else if (pool !== undefined && r.leaseStatus === 'TERMINATED') {
       // Blazar deletes it at the end; an end that failed half-way left it.
       out.push({
@@ -153,7 +163,7 @@ function checkActive(
   r: RecordedReservation,
   pool: ComputePool | undefined,
   recorded: RecordedPool | undefined,
-  survey: ComputeSurvey,
+  survey: Objects,
   record: ClimateRecord,
   label: string,
 ): Finding[] {
@@ -218,7 +228,7 @@ function checkActive(
 function checkPending(
   r: RecordedReservation,
   pool: ComputePool | undefined,
-  survey: ComputeSurvey,
+  survey: Objects,
   label: string,
 ): Finding[] {
   const out: Finding[] = [];
@@ -236,20 +246,20 @@ function checkPending(
 /** The flavor (id = reservation id) and the server group an instance reservation names. */
 function checkInstanceObjects(
   r: RecordedReservation,
-  survey: ComputeSurvey,
+  survey: Objects,
   label: string,
   active: boolean,
 ): Finding[] {
   const out: Finding[] = [];
   const startAgain: Heal[] = active ? [{ kind: 'resync', reservationId: r.id }] : [];
-  if (!survey.flavors.includes(r.id)) {
+  if (!survey.flavorIds.has(r.id)) {
     out.push({
       problem: `flavor ${r.id} of ${label} is missing in Nova`,
       heals: startAgain,
       ...(active ? {} : { note: "Climate's start makes it" }),
     });
   }
-  if (r.serverGroupId !== null && !survey.serverGroups.includes(r.serverGroupId)) {
+  if (r.serverGroupId !== null && !survey.groupIds.has(r.serverGroupId)) {
     out.push({
       problem: `server group ${r.serverGroupId} of ${label} is missing in Nova`,
       // Forgotten, the start makes the group again (reservation:<id>, in the tenant's project).

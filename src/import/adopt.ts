@@ -73,6 +73,11 @@ export async function readRecord(em: EntityManager, driver: ComputeDriver): Prom
        FROM instance_allocations ia JOIN hosts h ON h.id = ia.host_id
        JOIN reservations r ON r.id = ia.reservation_id WHERE r.status = 'active'`,
   );
+  const slotsOf = new Map<string, Map<string, number>>();
+  for (const s of slots.rows) {
+    const held = slotsOf.get(s.reservation_id) ?? new Map<string, number>();
+    slotsOf.set(s.reservation_id, held.set(s.host, s.slots));
+  }
   const recorded: RecordedReservation[] = reservations.rows.map((r) => ({
     id: r.id,
     lease: r.lease,
@@ -80,9 +85,7 @@ export async function readRecord(em: EntityManager, driver: ComputeDriver): Prom
     status: r.status,
     leaseStatus: r.lease_status,
     serverGroupId: r.group_id,
-    slots: new Map(
-      slots.rows.filter((s) => s.reservation_id === r.id).map((s) => [s.host, s.slots]),
-    ),
+    slots: slotsOf.get(r.id) ?? new Map<string, number>(),
   }));
   const sizes = new Map<string, Map<string, number>>();
   for (const r of recorded.filter((x) => x.status === 'active' && x.slots.size > 0)) {
@@ -110,12 +113,13 @@ function adopted(record: ClimateRecord, survey: ComputeSurvey): AdoptReport['ado
   const live = record.reservations.filter((r) => r.status === 'active' || r.status === 'pending');
   const ids = new Set(live.map((r) => r.id));
   const instances = live.filter((r) => r.type === 'virtual:instance');
+  const flavors = new Set(survey.flavors);
+  const groups = new Set(survey.serverGroups);
   return {
     pools: survey.pools.filter((p) => ids.has(p.name) || p.name === 'freepool').length,
-    flavors: instances.filter((r) => survey.flavors.includes(r.id)).length,
-    serverGroups: instances.filter(
-      (r) => r.serverGroupId !== null && survey.serverGroups.includes(r.serverGroupId),
-    ).length,
+    flavors: instances.filter((r) => flavors.has(r.id)).length,
+    serverGroups: instances.filter((r) => r.serverGroupId !== null && groups.has(r.serverGroupId))
+      .length,
     classes: survey.reservationClasses.filter((id) => ids.has(id)).length,
   };
 }

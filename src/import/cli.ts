@@ -136,6 +136,11 @@ export async function runCli(
           `${report.events} event(s); already in Climate: ${report.hosts.present} host(s), ${l.present} lease(s)`,
       );
       if (options.dryRun) print('dry run: nothing was written');
+      else if (config.computeDriver === 'nova') {
+        print(
+          "next: adopt Nova's state (npm run import:blazar -- --adopt --dry-run, then --adopt)",
+        );
+      }
       return 0;
     } finally {
       await database.close();
