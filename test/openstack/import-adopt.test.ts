@@ -1,8 +1,9 @@
 /**
  * A Blazar site switching to Climate against the real Nova and Placement: Nova's objects
- * made as Blazar makes them for two of the dump's running reservations (a host
- * reservation and an instance reservation), the dump imported, Nova's state adopted
- * (`import:blazar --adopt`), then Climate runs both to their end on its own clock.
+ * made as Blazar makes them for three of the dump's reservations (a running host
+ * reservation, a running instance reservation, a pending instance reservation), the dump
+ * imported, Nova's state adopted (`import:blazar --adopt`), then Climate runs them to
+ * their end on its own clock.
  */
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
@@ -25,6 +26,8 @@ import {
   makeAggregate,
   makeFlavor,
   makeReservationProvider,
+  placementAs,
+  reservationClass,
   reservationUnits,
   sizeReservation,
 } from './blazar-state.js';
@@ -49,8 +52,10 @@ const hostLease = lease('p1-mixed-ending');
 const vmLease = lease('p2-vms-affinity-now');
 const hostRes = hostLease.reservations.find((r) => r.resource_type === 'physical:host')!;
 const vmRes = vmLease.reservations[0];
+const laterLease = lease('p1-vms-antiaffinity-jan');
+const laterRes = laterLease.reservations[0];
 /** The dump's hosts these reservations use, as the fake compute hosts. */
-const HOSTS: Record<string, string> = { '5': 'fake-1', '10': 'fake-2', '12': 'fake-3' };
+const HOSTS: Record<string, string> = { '5': 'fake-1', '10': 'fake-2', '6': 'fake-3' };
 
 describe('a Blazar site switching to Climate on the real Nova', () => {
   let admin: string;
@@ -61,6 +66,7 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
   let t: TestApp;
   let http: TestAgent;
   let groupId: string;
+  let laterGroupId: string;
   let ids: Map<string, number>;
   const env = () => ({
     DATABASE_URL: db.url,
@@ -92,12 +98,12 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
   };
   const pool = async (name: string) => (await aggregates(admin)).find((a) => a.name === name);
 
-  /** The dump cut to the two leases and three hosts, on this cloud's projects and objects. */
+  /** The dump cut to the three leases and hosts, on this cloud's projects and objects. */
   async function blazarSite(): Promise<void> {
-    const keep = [hostLease.id, vmLease.id];
+    const keep = [hostLease.id, vmLease.id, laterLease.id];
     const q = (text: string, values: unknown[] = []) => source.query(text, values);
     await q('SET FOREIGN_KEY_CHECKS = 0');
-    const others = `SELECT id FROM reservations WHERE lease_id NOT IN (?, ?)`;
+    const others = `SELECT id FROM reservations WHERE lease_id NOT IN (?, ?, ?)`;
     for (const table of [
       'computehost_allocations',
       'computehost_reservations',
@@ -105,9 +111,9 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     ]) {
       await q(`DELETE FROM ${table} WHERE reservation_id IN (${others})`, keep);
     }
-    await q(`DELETE FROM events WHERE lease_id NOT IN (?, ?)`, keep);
-    await q(`DELETE FROM reservations WHERE lease_id NOT IN (?, ?)`, keep);
-    await q(`DELETE FROM leases WHERE id NOT IN (?, ?)`, keep);
+    await q(`DELETE FROM events WHERE lease_id NOT IN (?, ?, ?)`, keep);
+    await q(`DELETE FROM reservations WHERE lease_id NOT IN (?, ?, ?)`, keep);
+    await q(`DELETE FROM leases WHERE id NOT IN (?, ?, ?)`, keep);
     const kept = Object.keys(HOSTS);
     for (const table of [
       'computehost_extra_capabilities',
@@ -126,6 +132,7 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     }
     await q(`UPDATE leases SET project_id = ? WHERE id = ?`, [p1.projectId, hostLease.id]);
     await q(`UPDATE leases SET project_id = ? WHERE id = ?`, [p2.projectId, vmLease.id]);
+    await q(`UPDATE leases SET project_id = ? WHERE id = ?`, [p1.projectId, laterLease.id]);
     await q(`UPDATE computehost_reservations SET aggregate_id = ? WHERE reservation_id = ?`, [
       ids.get(hostRes.id),
       hostRes.id,
@@ -134,14 +141,48 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
       `UPDATE instance_reservations SET aggregate_id = ?, server_group_id = ? WHERE reservation_id = ?`,
       [ids.get(vmRes.id), groupId, vmRes.id],
     );
+    await q(
+      `UPDATE instance_reservations SET aggregate_id = ?, server_group_id = ? WHERE reservation_id = ?`,
+      [ids.get(laterRes.id), laterGroupId, laterRes.id],
+    );
     await q('SET FOREIGN_KEY_CHECKS = 1');
+  }
+
+  /** InstancePlugin._create_resources (and on_start's access and hosts when `hosts`). */
+  async function instanceObjects(
+    owner: Tenant,
+    id: string,
+    policy: string,
+    size: { vcpus: number; ram: number; disk: number },
+    hosts: string[],
+  ): Promise<string> {
+    const made = (await novaAs(owner.token, 'POST', '/os-server-groups', {
+      server_group: { name: `reservation:${id}`, policy },
+    })) as { server_group: { id: string } };
+    const group = made.server_group.id;
+    await makeFlavor(admin, id, size, group);
+    if (hosts.length > 0) {
+      await novaAs(admin, 'POST', `/flavors/${id}/action`, {
+        addTenantAccess: { tenant: owner.projectId },
+      });
+    }
+    const metadata = {
+      reservation: id,
+      filter_tenant_id: owner.projectId,
+      affinity_id: group,
+      'blazar:owner': owner.projectId,
+    };
+    ids.set(id, await makeAggregate(admin, id, null, metadata, hosts));
+    return group;
   }
 
   beforeAll(async () => {
     admin = (await token('admin', 'adminpass', 'admin')).token;
     p1 = await tenant(admin, 'adopt-p1');
     p2 = await tenant(admin, 'adopt-p2');
-    for (const name of [FREEPOOL, hostRes.id, vmRes.id]) await dropAggregate(admin, name);
+    for (const name of [FREEPOOL, hostRes.id, vmRes.id, laterRes.id]) {
+      await dropAggregate(admin, name);
+    }
     // Blazar: every host registered (its reservation provider made, in the freepool) ...
     for (const host of Object.values(HOSTS)) await makeReservationProvider(admin, host);
     ids = new Map([
@@ -158,23 +199,15 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
         ['fake-1'],
       ),
     );
-    // ... the instance reservation's group (as the tenant), flavor, aggregate and class.
-    const group = (await novaAs(p2.token, 'POST', '/os-server-groups', {
-      server_group: { name: `reservation:${vmRes.id}`, policy: 'affinity' },
-    })) as { server_group: { id: string } };
-    groupId = group.server_group.id;
-    await makeFlavor(admin, vmRes.id, { vcpus: 2, ram: 4096, disk: 20 }, groupId);
-    await novaAs(admin, 'POST', `/flavors/${vmRes.id}/action`, {
-      addTenantAccess: { tenant: p2.projectId },
-    });
-    const metadata = {
-      reservation: vmRes.id,
-      filter_tenant_id: p2.projectId,
-      affinity_id: groupId,
-      'blazar:owner': p2.projectId,
-    };
-    ids.set(vmRes.id, await makeAggregate(admin, vmRes.id, null, metadata, ['fake-2']));
+    // ... each instance reservation's group (as the tenant), flavor, aggregate and class,
+    // its access, hosts and inventory once started.
+    groupId = await instanceObjects(p2, vmRes.id, 'affinity', { vcpus: 2, ram: 4096, disk: 20 }, [
+      'fake-2',
+    ]);
     await sizeReservation(admin, vmRes.id, 'fake-2', 4);
+    const laterSize = { vcpus: 8, ram: 16384, disk: 80 };
+    laterGroupId = await instanceObjects(p1, laterRes.id, 'anti-affinity', laterSize, []);
+    await placementAs(admin, 'PUT', `/resource_classes/${reservationClass(laterRes.id)}`);
 
     source = await loadBlazarDump();
     await blazarSite();
@@ -199,8 +232,8 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     expect((await pool(FREEPOOL))?.hosts).toContain('fake-1');
 
     const done = await cli({ adopt: true });
-    expect(done.output).toContain('adopted from Nova: 3 aggregate(s) (freepool blazar-freepool');
-    expect(done.output).toContain('1 flavor(s), 1 server group(s), 1 Placement class(es)');
+    expect(done.output).toContain('adopted from Nova: 4 aggregate(s) (freepool blazar-freepool');
+    expect(done.output).toContain('2 flavor(s), 2 server group(s), 2 Placement class(es)');
     expect(done.output).toContain('adopt: 1 mismatch(es), 1 healed');
     expect(done.status).toBe(0);
     // Nothing made again: the same aggregates, group and flavor; fake-1 only in its pool.
@@ -221,7 +254,7 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     );
   });
 
-  it('should run both reservations to their end with Nova right at each step', async () => {
+  it('should start and end the reservations with Nova right at each step', async () => {
     const driver = new NovaDriver(
       new KeystoneClient({
         url: KS,
@@ -274,5 +307,35 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     expect(await reservationUnits(admin, vmRes.id, 'fake-2')).toBe(0);
     expect(await classExists(admin, vmRes.id)).toBe(false);
     expect((await pool(FREEPOOL))?.hosts.sort()).toEqual(['fake-1', 'fake-2', 'fake-3']);
+
+    // The pending one starts with Blazar's group, flavor and aggregate, not new ones.
+    t.clock.set(new Date('2030-01-05T00:00:00Z'));
+    await t.settle();
+    expect((await status(laterLease.id)).reservations[0]).toMatchObject({
+      status: 'active',
+      server_group_id: laterGroupId,
+      aggregate_id: ids.get(laterRes.id),
+    });
+    expect((await pool(laterRes.id))?.hosts.sort()).toEqual(['fake-1', 'fake-3']);
+    expect((await pool(laterRes.id))?.id).toBe(ids.get(laterRes.id));
+    const access = (await novaAs(admin, 'GET', `/flavors/${laterRes.id}/os-flavor-access`))
+      .flavor_access as { tenant_id: string }[];
+    expect(access.map((a) => a.tenant_id)).toEqual([p1.projectId]);
+    expect(await reservationUnits(admin, laterRes.id, 'fake-1')).toBe(1);
+    expect(await reservationUnits(admin, laterRes.id, 'fake-3')).toBe(1);
+    const groups = (await novaAs(admin, 'GET', '/os-server-groups?all_projects=True'))
+      .server_groups as { name: string }[];
+    expect(groups.filter((g) => g.name === `reservation:${laterRes.id}`)).toHaveLength(1);
+
+    t.clock.set(new Date('2030-01-08T00:00:00Z'));
+    await t.settle();
+    expect((await status(laterLease.id)).status).toBe('TERMINATED');
+    expect((await novaAs(admin, 'GET', `/flavors/${laterRes.id}`)).flavor).toBeUndefined();
+    expect(
+      (await novaAs(admin, 'GET', `/os-server-groups/${laterGroupId}`)).server_group,
+    ).toBeUndefined();
+    expect(await pool(laterRes.id)).toBeUndefined();
+    expect(await reservationUnits(admin, laterRes.id, 'fake-1')).toBe(0);
+    expect(await classExists(admin, laterRes.id)).toBe(false);
   });
 });
