@@ -236,8 +236,16 @@ describe('adopting the Nova state Blazar left, after the import', () => {
     expect(driver.sizes.has(later.id)).toBe(false);
   });
 
-  it('should take --adopt with --dry-run only', () => {
+  it('should take --adopt with --dry-run only, and refuse it without a compute service', async () => {
     expect(parseArgs(['--adopt', '--dry-run'])).toMatchObject({ adopt: true, dryRun: true });
     expect(parseArgs(['--adopt', '--from', 'mysql://x/y'])).toContain('--adopt takes only');
+    const lines: string[] = [];
+    const status = await runCli(
+      { from: '', dryRun: false, verify: false, skipTypes: [], adopt: true },
+      { DATABASE_URL: db.url },
+      (line) => lines.push(line),
+    );
+    expect(status).toBe(1);
+    expect(lines.join('\n')).toContain('COMPUTE_DRIVER is not nova');
   });
 });
