@@ -2,7 +2,7 @@
  * Nova and Placement objects made as Blazar makes them (blazar/utils/openstack/nova.py,
  * placement.py, the host and instance plugins), for tests of Climate adopting them.
  */
-import { novaAs, PLACEMENT } from './support.js';
+import { novaAs, PLACEMENT, type Tenant } from './support.js';
 
 export interface NovaAggregate {
   id: number;
@@ -72,6 +72,37 @@ export async function makeFlavor(
       ...(groupId === null ? {} : { affinity_id: groupId }),
     },
   });
+}
+
+/**
+ * InstancePlugin._create_resources: the group (as the tenant), the flavor and the
+ * aggregate; with `hosts`, also on_start's flavor access and hosts.
+ */
+export async function instanceObjects(
+  admin: string,
+  owner: Tenant,
+  id: string,
+  policy: string,
+  size: { vcpus: number; ram: number; disk: number },
+  hosts: string[],
+): Promise<{ groupId: string; aggregateId: number }> {
+  const made = (await novaAs(owner.token, 'POST', '/os-server-groups', {
+    server_group: { name: `reservation:${id}`, policy },
+  })) as { server_group: { id: string } };
+  const groupId = made.server_group.id;
+  await makeFlavor(admin, id, size, groupId);
+  if (hosts.length > 0) {
+    await novaAs(admin, 'POST', `/flavors/${id}/action`, {
+      addTenantAccess: { tenant: owner.projectId },
+    });
+  }
+  const metadata = {
+    reservation: id,
+    filter_tenant_id: owner.projectId,
+    affinity_id: groupId,
+    'blazar:owner': owner.projectId,
+  };
+  return { groupId, aggregateId: await makeAggregate(admin, id, null, metadata, hosts) };
 }
 
 export function reservationClass(reservationId: string): string {

@@ -23,8 +23,8 @@ import {
   aggregates,
   classExists,
   dropAggregate,
+  instanceObjects,
   makeAggregate,
-  makeFlavor,
   makeReservationProvider,
   placementAs,
   reservationClass,
@@ -148,34 +148,6 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     await q('SET FOREIGN_KEY_CHECKS = 1');
   }
 
-  /** InstancePlugin._create_resources (and on_start's access and hosts when `hosts`). */
-  async function instanceObjects(
-    owner: Tenant,
-    id: string,
-    policy: string,
-    size: { vcpus: number; ram: number; disk: number },
-    hosts: string[],
-  ): Promise<string> {
-    const made = (await novaAs(owner.token, 'POST', '/os-server-groups', {
-      server_group: { name: `reservation:${id}`, policy },
-    })) as { server_group: { id: string } };
-    const group = made.server_group.id;
-    await makeFlavor(admin, id, size, group);
-    if (hosts.length > 0) {
-      await novaAs(admin, 'POST', `/flavors/${id}/action`, {
-        addTenantAccess: { tenant: owner.projectId },
-      });
-    }
-    const metadata = {
-      reservation: id,
-      filter_tenant_id: owner.projectId,
-      affinity_id: group,
-      'blazar:owner': owner.projectId,
-    };
-    ids.set(id, await makeAggregate(admin, id, null, metadata, hosts));
-    return group;
-  }
-
   beforeAll(async () => {
     admin = (await token('admin', 'adminpass', 'admin')).token;
     p1 = await tenant(admin, 'adopt-p1');
@@ -201,12 +173,15 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     );
     // ... each instance reservation's group (as the tenant), flavor, aggregate and class,
     // its access, hosts and inventory once started.
-    groupId = await instanceObjects(p2, vmRes.id, 'affinity', { vcpus: 2, ram: 4096, disk: 20 }, [
-      'fake-2',
-    ]);
+    const vmSize = { vcpus: 2, ram: 4096, disk: 20 };
+    const vm = await instanceObjects(admin, p2, vmRes.id, 'affinity', vmSize, ['fake-2']);
+    groupId = vm.groupId;
+    ids.set(vmRes.id, vm.aggregateId);
     await sizeReservation(admin, vmRes.id, 'fake-2', 4);
     const laterSize = { vcpus: 8, ram: 16384, disk: 80 };
-    laterGroupId = await instanceObjects(p1, laterRes.id, 'anti-affinity', laterSize, []);
+    const made = await instanceObjects(admin, p1, laterRes.id, 'anti-affinity', laterSize, []);
+    laterGroupId = made.groupId;
+    ids.set(laterRes.id, made.aggregateId);
     await placementAs(admin, 'PUT', `/resource_classes/${reservationClass(laterRes.id)}`);
 
     source = await loadBlazarDump();
