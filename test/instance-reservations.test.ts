@@ -90,7 +90,7 @@ describe('virtual:instance reservations', () => {
       201,
     );
     const c = await lease('c', '2041-02-02 11:30', '2041-02-02 12:00', slot('time')).expect(409);
-    expect(c.body.error_name).toBe('NotEnoughHostsAvailable');
+    expect(c.body.error_type).toBe('NotEnoughHostsAvailable');
     await lease('d', '2041-02-02 12:00', '2041-02-02 13:00', slot('time', { amount: 2 })).expect(
       201,
     );

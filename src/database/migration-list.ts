@@ -18,6 +18,7 @@ import { HostBusy1765100000000 } from './migrations/1765100000000-HostBusy.js';
 import { PoolStateAtCommit1765230000000 } from './migrations/1765230000000-PoolStateAtCommit.js';
 import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts.js';
 import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
+import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   PoolStateAtCommit1765230000000,
   GaugeCounts1765230000001,
   PlacementCost1765230000002,
+  LeaseUserEvents1765320000000,
 ];

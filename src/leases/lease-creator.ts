@@ -28,7 +28,7 @@ import type { PreparedReservation, Window } from '../plugins/resource-plugin.js'
 import { Reservation } from '../model/reservation.entity.js';
 import type { CreateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
-import { Lease } from '../model/lease.entity.js';
+import { Lease, type StoredUserEvent } from '../model/lease.entity.js';
 import {
   claimKeySql,
   replayOf,
@@ -40,6 +40,7 @@ import {
 import { beforeEndTime, checkNewWindow } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { newLeaseSql } from './leases.repository.js';
+import { toUserEvents } from './user-events.js';
 
 export interface CreateResult {
   lease: LeaseResponse;
@@ -122,9 +123,7 @@ export class LeaseCreator {
     this.enforcement.checkDuration(caller.projectId, window);
     const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
     const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
-    if (dto.events !== undefined && dto.events.length > 0) {
-      throw new InvalidInput('User-defined events are not supported; leave events empty');
-    }
+    const userEvents = toUserEvents(dto.events, now);
     const planned = await Promise.all(
       (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
     );
@@ -132,7 +131,7 @@ export class LeaseCreator {
       ? await this.trusts.create(caller)
       : null;
     const times = { ...window, beforeEnd };
-    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now);
+    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now, userEvents);
     try {
       if (this.enforcement.external) {
         // Before the transaction: the service is asked about the hosts a dry run picks
@@ -327,6 +326,7 @@ export class LeaseCreator {
     times: Times,
     trustId: string | null,
     now: Date,
+    userEvents: StoredUserEvent[],
   ): LeaseParts {
     const lease = Object.assign(new Lease(), {
       id: newId(),
@@ -339,6 +339,7 @@ export class LeaseCreator {
       degraded: false,
       version: 1,
       trustId,
+      userEvents: userEvents.length === 0 ? null : userEvents,
       createdAt: now,
       updatedAt: null,
     });
