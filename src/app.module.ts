@@ -90,6 +90,7 @@ function computeDriver(
       config.novaUrl,
       config.placementUrl,
       config.novaActionTimeoutSeconds * 1000,
+      config.freepoolName,
     );
   return new BuiltinDriver(clock, config.builtinBootSeconds * 1000);
 }

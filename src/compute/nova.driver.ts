@@ -59,6 +59,8 @@ export class NovaDriver implements ComputeDriver {
     novaUrl: string | null,
     placementUrl: string | null = null,
     actionTimeoutMs = 300_000,
+    /** Nova's name of Climate's `freepool` (FREEPOOL_NAME, Blazar's aggregate_freepool_name). */
+    private readonly freepoolName = 'freepool',
   ) {
     this.placement = new PlacementClient(keystone, placementUrl);
     this.api = new NovaApi(keystone, novaUrl);
@@ -137,7 +139,10 @@ export class NovaDriver implements ComputeDriver {
   async ensurePool(pool: PoolSpec): Promise<number> {
     if ((await this.aggregate(pool.name)) === null) {
       const body = {
-        aggregate: { name: pool.name, availability_zone: pool.availabilityZone ?? undefined },
+        aggregate: {
+          name: this.novaName(pool.name),
+          availability_zone: pool.availabilityZone ?? undefined,
+        },
       };
       // 409: another replica created it meanwhile. The answer lacks hosts and metadata.
       await this.api.call('POST', '/os-aggregates', body, [409]);
@@ -318,7 +323,13 @@ export class NovaDriver implements ComputeDriver {
     return this.serviceHosts.get(hypervisorHostname) ?? hypervisorHostname;
   }
 
-  private async aggregate(name: string): Promise<Aggregate | null> {
+  /** Climate's pool `freepool` is the aggregate FREEPOOL_NAME in Nova; others keep their name. */
+  private novaName(pool: string): string {
+    return pool === 'freepool' ? this.freepoolName : pool;
+  }
+
+  private async aggregate(pool: string): Promise<Aggregate | null> {
+    const name = this.novaName(pool);
     const { aggregates } = await this.api.call<{ aggregates: Aggregate[] }>(
       'GET',
       '/os-aggregates',

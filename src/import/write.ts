@@ -113,6 +113,7 @@ export async function writeLeases(
   tx: EntityManager,
   leases: LeasePlan[],
   progress: Progress,
+  azPrefix: string,
 ): Promise<void> {
   let done = 0;
   for (const part of chunks(leases, BATCH)) {
@@ -208,7 +209,7 @@ export async function writeLeases(
         ia.map((a) => a.end),
       ],
     );
-    await writePools(tx, part);
+    await writePools(tx, part, azPrefix);
     done += part.length;
     progress(`leases: ${done}/${leases.length}`);
   }
@@ -219,7 +220,7 @@ export async function writeLeases(
  * pool holds its hosts (out of the freepool), an instance reservation's aggregate lists
  * its hosts beside the freepool. Both are named by the reservation id, as Blazar's are.
  */
-async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void> {
+async function writePools(tx: EntityManager, leases: LeasePlan[], azPrefix: string): Promise<void> {
   const pools: { name: string; kind: string; zone: string | null; metadata: string }[] = [];
   const members: { name: string; host: number; kind: string }[] = [];
   for (const l of leases) {
@@ -230,7 +231,7 @@ async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void>
         pools.push({
           name: r.id,
           kind: 'reservation',
-          zone: reservationZone(r.id),
+          zone: reservationZone(r.id, azPrefix),
           metadata: JSON.stringify(metadata),
         });
         for (const a of l.hostAllocations.filter((x) => x.reservation_id === r.id)) {

@@ -8,7 +8,7 @@ import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { HOST_USAGE } from '../../pools/host-usage.js';
-import { FREEPOOL, RECYCLE_ZONE, reservationZone } from '../../pools/pool-names.js';
+import { FREEPOOL, recycleZone, reservationZone } from '../../pools/pool-names.js';
 import { PoolsRepository } from '../../pools/pools.repository.js';
 
 interface NamedHost {
@@ -45,7 +45,7 @@ export class PoolSync {
     metadata: Record<string, string>,
     projects?: string[],
   ): Promise<void> {
-    const zone = reservationZone(reservationId);
+    const zone = reservationZone(reservationId, this.config.azPrefix);
     const tenants = new Set(
       projects ?? [metadata['blazar:owner'], ...(metadata.filter_tenant_id ?? '').split(',')],
     );
@@ -152,7 +152,7 @@ export class PoolSync {
     if ([...targets.values()].includes('recycle')) {
       await this.driver.ensurePool({
         name: 'recycle',
-        availabilityZone: RECYCLE_ZONE,
+        availabilityZone: recycleZone(this.config.azPrefix),
         metadata: {},
       });
     }
