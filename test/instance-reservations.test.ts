@@ -74,10 +74,12 @@ describe('virtual:instance reservations', () => {
       amount: 1,
       affinity: false,
       flavor_id: r.id,
-      server_group_id: null,
+      // made with the lease, as Blazar makes it (create-objects.test.ts has the rest)
+      server_group_id: expect.any(String),
       aggregate_id: null,
       claims: [],
     });
+    expect(driver.groups.get(r.server_group_id)?.policy).toBe('anti-affinity');
   });
 
   it('should fit slots exactly over time and refuse what would oversubscribe any instant', async () => {

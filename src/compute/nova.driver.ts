@@ -200,14 +200,22 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
+  /**
+   * Flavors cannot change in Nova: one of another size (made with the lease, then the
+   * reservation was updated before its start) is deleted and made again, same id.
+   */
   async ensureFlavor(f: FlavorSpec): Promise<void> {
-    const found = await this.api.call<{ flavor?: unknown }>(
+    const found = await this.api.call<{ flavor?: { vcpus: number; ram: number; disk: number } }>(
       'GET',
       `/flavors/${f.id}`,
       undefined,
       [404],
     );
-    if (found.flavor === undefined) {
+    const old = found.flavor;
+    const resized =
+      old !== undefined && (old.vcpus !== f.vcpus || old.ram !== f.ramMb || old.disk !== f.diskGb);
+    if (resized) await this.deleteFlavor(f.id);
+    if (old === undefined || resized) {
       const flavor = {
         id: f.id,
         name: f.name,

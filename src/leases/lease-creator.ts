@@ -41,6 +41,7 @@ import { beforeEndTime, checkNewWindow } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { newLeaseSql } from './leases.repository.js';
 import { toUserEvents } from './user-events.js';
+import { CreateCompute } from './create-compute.js';
 
 export interface CreateResult {
   lease: LeaseResponse;
@@ -96,6 +97,7 @@ export class LeaseCreator {
     private readonly enforcement: UsageEnforcement,
     private readonly limits: ProjectLimitsService,
     private readonly outbox: NotificationOutbox,
+    private readonly compute: CreateCompute,
   ) {}
 
   async create(
@@ -132,26 +134,32 @@ export class LeaseCreator {
       : null;
     const times = { ...window, beforeEnd };
     const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now, userEvents);
+    let made: LeaseParts | null = null;
+    // The reservations whose compute objects were asked for (made, or begun).
+    const attempted: Reservation[] = [];
     try {
       if (this.enforcement.external) {
         // Before the transaction: the service is asked about the hosts a dry run picks
         // (as Blazar's candidates); no transaction stays open across the call.
         const draft = await rolledBack(this.dataSource, async (tx) => {
-          const made = parts();
-          await this.write(tx, made, times, { notify: false });
+          const dry = parts();
+          await this.write(tx, dry, times, { notify: false });
           return {
-            context: this.enforcement.context(made.lease),
-            lease: await this.enforcement.leaseBody(tx, made.lease, made.reservations, true),
+            context: this.enforcement.context(dry.lease),
+            lease: await this.enforcement.leaseBody(tx, dry.lease, dry.reservations, true),
           };
         });
         if (dto.before_end_date != null) draft.lease.before_end_date = dto.before_end_date;
         await this.enforcement.checkCreate(draft.context, draft.lease);
       }
-      const result = await this.insert(parts(), times, key);
-      if (result.replayed) await this.trusts.delete(trustId);
+      made = parts();
+      await this.compute.make(made, attempted);
+      const result = await this.insert(made, times, key);
+      if (result.replayed) await this.compute.undo(made, attempted);
       return result;
     } catch (error) {
-      await this.trusts.delete(trustId);
+      if (made === null) await this.trusts.delete(trustId);
+      else await this.compute.undo(made, attempted);
       throw error;
     }
   }

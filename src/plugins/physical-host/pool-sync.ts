@@ -92,6 +92,33 @@ export class PoolSync {
   }
 
   /**
+   * The reservation's aggregate in the compute service, made with the lease as Blazar
+   * makes it (named by the reservation id, its zone, the metadata); hosts join at the
+   * start (or when prepared). Climate's own record of the pool is made then too.
+   */
+  async createComputePool(reservationId: string, metadata: Record<string, string>): Promise<void> {
+    await this.driver.ensurePool({
+      name: reservationId,
+      availabilityZone: reservationZone(reservationId, this.config.azPrefix),
+      metadata,
+    });
+  }
+
+  /**
+   * Deletes the aggregate `createComputePool` made for a reservation that never started.
+   * One the provisioning lead time prepared (hosts in it) is left to its undo, which
+   * moves the hosts back first.
+   */
+  async discardComputePool(reservationId: string): Promise<void> {
+    const { rows } = await sql(
+      this.dataSource.manager,
+      `SELECT 1 FROM aggregates WHERE name = $1`,
+      [reservationId],
+    );
+    if (rows.length === 0) await this.driver.deletePool(reservationId);
+  }
+
+  /**
    * Snapshots every server on the reservation's hosts (before-end action), each once: a
    * retried action skips the servers `done` names, and `record` is told of each
    * snapshot as soon as it is asked for.
