@@ -211,3 +211,49 @@ describe("reservations' compute objects at create", () => {
     t.clock.set(new Date('2042-01-01T00:00:00Z'));
   });
 });
+
+describe("a host reservation's aggregate at create, with a provisioning lead time", () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  const driver = new MemoryDriver();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startApp({
+      databaseUrl: db.url,
+      driver,
+      env: { PLUGINS: 'physical:host', PROVISIONING_LEAD_MINUTES: '30' },
+    });
+    t.clock.set(new Date('2042-01-01T00:00:00Z'));
+    await addHosts(t.http, ['lead-1']);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  it('should make it closed (no owner) and open it only at the start, as the hosts join early', async () => {
+    const lease = (
+      await t.http
+        .post('/v1/leases')
+        .set(tenant)
+        .send({
+          name: 'lead',
+          start_date: '2042-01-01 02:00',
+          end_date: '2042-01-01 03:00',
+          reservations: [hostReservation()],
+        })
+        .expect(201)
+    ).body.lease;
+    const id = lease.reservations[0].id as string;
+    expect(driver.pools.get(id)?.spec).toEqual({
+      name: id,
+      availabilityZone: `blazar_${id}`,
+      metadata: {},
+    });
+    t.clock.set(new Date('2042-01-01T02:00:30Z'));
+    await t.settle();
+    expect(driver.pools.get(id)?.spec?.metadata).toMatchObject({ 'blazar:owner': 'tenant' });
+    expect([...(driver.pools.get(id)?.hosts ?? [])]).toEqual(['lead-1']);
+  });
+});
