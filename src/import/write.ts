@@ -121,9 +121,10 @@ export async function writeLeases(
     const col = <K extends keyof (typeof rows)[0]>(k: K) => rows.map((r) => r[k]);
     await sql(
       tx,
-      `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at)
+      `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
+                           user_events)
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                            $7::text[], $8::bool[], $9::text[], $10::timestamptz[], $11::timestamptz[])`,
+                            $7::text[], $8::bool[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::jsonb[])`,
       [
         col('id'),
         col('name'),
@@ -136,6 +137,7 @@ export async function writeLeases(
         col('trust_id'),
         col('created_at'),
         col('updated_at'),
+        rows.map((r) => (r.user_events === null ? null : JSON.stringify(r.user_events))),
       ],
     );
     const res = part.flatMap((p) => p.reservations);
