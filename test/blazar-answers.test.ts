@@ -1,5 +1,7 @@
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
 import { startApp, TestApp } from './support/app.js';
+import { addHosts, hostReservation } from './support/hosts.js';
+import { MemoryDriver } from './support/memory-driver.js';
 
 const as = (project: string, roles = 'member') => ({
   'X-Project-Id': project,
@@ -242,5 +244,50 @@ describe('Blazar answers', () => {
         error_type: 'PolicyNotAuthorized',
       });
     });
+  });
+});
+
+describe('PUT end_date now on a host reservation', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  const driver = new MemoryDriver();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    t = await startApp({ databaseUrl: db.url, driver, env: { PLUGINS: 'physical:host' } });
+    t.clock.set(new Date('2037-03-01T00:00:00Z'));
+    await addHosts(t.http, ['now-1']);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  const reserve = (name: string) =>
+    t.http
+      .post('/v1/leases')
+      .set(A)
+      .send({
+        name,
+        start_date: 'now',
+        end_date: '2037-03-02 00:00',
+        reservations: [hostReservation()],
+      });
+
+  it('should give the host back at once, to the freepool and to the next lease', async () => {
+    const lease = (await reserve('held').expect(201)).body.lease;
+    await t.settle();
+    expect(driver.poolOf('now-1')).toEqual([lease.reservations[0].id]);
+    // the host is taken for the whole day
+    await reserve('waiting').expect(409);
+    t.clock.set(new Date('2037-03-01T01:30:15Z'));
+    await t.http.put(`/v1/leases/${lease.id}`).set(A).send({ end_date: 'now' }).expect(200);
+    await t.settle();
+    const ended = (await t.http.get(`/v1/leases/${lease.id}`).set(A)).body.lease;
+    expect(ended).toMatchObject({ status: 'TERMINATED', end_date: '2037-03-01T01:30:15.000000' });
+    expect(driver.poolOf('now-1')).toEqual(['freepool']);
+    const next = (await reserve('next').expect(201)).body.lease;
+    await t.settle();
+    expect(driver.poolOf('now-1')).toEqual([next.reservations[0].id]);
   });
 });
