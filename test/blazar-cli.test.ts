@@ -198,6 +198,39 @@ describe('python-blazarclient and openstackclient against a listening Climate', 
     expect(again.out).toContain("Unable to find resource with name 'cli-doomed'");
   });
 
+  it('should store and show the events of blazar lease-create --event, and never run them', async () => {
+    const start = new Date(Date.now() + 3 * DAY);
+    const at = minute(new Date(start.getTime() + HOUR));
+    const res = await blazar(
+      'lease-create',
+      '--start-date',
+      minute(start),
+      '--end-date',
+      minute(new Date(start.getTime() + DAY)),
+      '--event',
+      `event_type=notification,event_date=${at}`,
+      'cli-events',
+    );
+    expect(res.code).toBe(0);
+    const lease = (await named('cli-events')) as WireLease & {
+      events: { event_type: string; time: string | null; status: string | null }[];
+    };
+    expect(lease.status).toBe('PENDING');
+    expect(lease.events.map((e) => e.event_type)).toEqual([
+      'start_lease',
+      'before_end_lease',
+      'end_lease',
+      'notification',
+    ]);
+    expect(lease.events[3]).toMatchObject({
+      time: `${at.replace(' ', 'T')}:00.000000`,
+      status: null,
+    });
+    const shown = await blazar('lease-show', 'cli-events');
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('notification');
+  });
+
   it('should print the server error and exit non-zero when the start date is in the past', async () => {
     const count = (await leases()).length;
     const res = await blazar(

@@ -102,7 +102,7 @@ describe('claims on instance reservations', () => {
       .set(owner)
       .send({ server_id: 'vm-b', host: claim.alternates[0] })
       .expect(409);
-    expect(full.body.error_name).toBe('NoFreeSlot');
+    expect(full.body.error_type).toBe('NoFreeSlot');
     await t.http
       .post(`/v1/reservations/${reservationId}/claims`)
       .set(owner)

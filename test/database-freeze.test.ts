@@ -60,7 +60,7 @@ describe('a frozen or restarting database', () => {
       status: res.status,
       ms: Date.now() - started,
       retryAfter: res.headers['retry-after'],
-      name: res.body?.error_name,
+      name: res.body?.error_type,
     };
   }
 

@@ -133,7 +133,8 @@ describe('external enforcement service', () => {
     const res = await create().expect(400);
     expect(res.body).toEqual({
       error_code: 400,
-      error_name: 'ExternalServiceFilterException',
+      error_name: 400,
+      error_type: 'ExternalServiceFilterException',
       error_message: 'Project proj is out of credits',
     });
     expect(await leaseCount()).toBe(before);
@@ -143,7 +144,7 @@ describe('external enforcement service', () => {
     const before = await leaseCount();
     svc.answer.next = (_, res) => setTimeout(() => res.writeHead(204).end(), 1000);
     const res = await create().expect(504);
-    expect(res.body.error_name).toBe('ExternalServiceUnavailable');
+    expect(res.body.error_type).toBe('ExternalServiceUnavailable');
     expect(res.body.error_message).toContain('did not answer check-create within 300 ms');
     expect(await leaseCount()).toBe(before);
   });

@@ -15,8 +15,9 @@ function expectRefused(res: Response): void {
   expect([400, 409]).toContain(res.status);
   expect(res.body).toEqual({
     error_code: res.status,
+    error_name: res.status,
     error_message: expect.any(String),
-    error_name: expect.any(String),
+    error_type: expect.any(String),
   });
 }
 

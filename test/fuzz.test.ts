@@ -907,7 +907,8 @@ function describe4xx(res: { status: number; body: unknown }): string | null {
   // Blazar's own framework errors (content type, microversion) use its generic body.
   if (body.error === res.status && FRAMEWORK_MESSAGE.test(message)) return null;
   if (body.error_code !== res.status) return `error_code is ${String(body.error_code)}`;
-  if (typeof body.error_name !== 'string' || body.error_name === '') return 'no error_name';
+  if (body.error_name !== res.status) return `error_name is ${String(body.error_name)}`;
+  if (typeof body.error_type !== 'string' || body.error_type === '') return 'no error_type';
   return null;
 }
 

@@ -46,7 +46,7 @@ describe('concurrent host reservations', () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(20);
     expect(statuses.filter((s) => s === 409)).toHaveLength(30);
     for (const r of results.filter((x) => x.status === 409)) {
-      expect(r.body.error_name).toBe('NotEnoughHostsAvailable');
+      expect(r.body.error_type).toBe('NotEnoughHostsAvailable');
     }
 
     const client = await connect(db.url);

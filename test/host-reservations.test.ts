@@ -79,7 +79,7 @@ describe('physical:host reservations', () => {
         hypervisor_properties: '[">=", "$vcpus", "16"]',
       }),
     ).expect(409);
-    expect(refused.body.error_name).toBe('NotEnoughHostsAvailable');
+    expect(refused.body.error_type).toBe('NotEnoughHostsAvailable');
     // free again once lease a ends at 2031-01-03 00:00 plus the 30 minutes of cleaning
     expect(refused.body.error_message).toBe(
       'Not enough hosts available; the earliest start with 1 free matching host(s) is 2031-01-03 00:30',
@@ -118,7 +118,7 @@ describe('physical:host reservations', () => {
         resource_properties: '["~~", "$cores", "1"]',
       }),
     ).expect(400);
-    expect(malformed.body.error_name).toBe('MalformedRequirements');
+    expect(malformed.body.error_type).toBe('MalformedRequirements');
   });
 
   it('should let back-to-back leases share a host only with the cleaning time between them', async () => {
@@ -204,7 +204,7 @@ describe('physical:host reservations', () => {
       .put(`/v1/leases/${id}`)
       .send({ end_date: '2031-05-04 12:00' })
       .expect(409);
-    expect(refused.body.error_name).toBe('NotEnoughHostsAvailable');
+    expect(refused.body.error_type).toBe('NotEnoughHostsAvailable');
     const after = (await t.http.get(`/v1/leases/${id}`)).body.lease;
     expect(after.end_date).toBe('2031-05-03T00:00:00.000000');
     expect(after.status).toBe('PENDING');

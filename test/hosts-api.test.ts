@@ -99,7 +99,7 @@ describe('/v1/os-hosts', () => {
     for (const call of calls) {
       const res = await call.set(member);
       expect(res.status).toBe(403);
-      expect(res.body.error_name).toBe('PolicyNotAuthorized');
+      expect(res.body.error_type).toBe('PolicyNotAuthorized');
     }
     expect((await t.http.get(`/v1/os-hosts/${id}`)).body.host.hypervisor_hostname).toBe('guarded');
   });

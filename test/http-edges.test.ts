@@ -87,7 +87,7 @@ describe('HTTP behaviour shared by every route', () => {
       .expect(400);
     expect(xml.body.error_message).toBe("Content type 'application/xml' isn't supported");
     const missing = await t.http.get('/v1/nothing-here').expect(404);
-    expect(missing.body).toMatchObject({ error_code: 404, error_name: 'NotFound' });
+    expect(missing.body).toMatchObject({ error_code: 404, error_type: 'NotFound' });
   });
 
   it('should report live and ready when the database answers', async () => {
@@ -131,7 +131,7 @@ describe('AUTH_STRATEGY=tokens', () => {
 
   it('should refuse requests without a known token with 401', async () => {
     const none = await t.http.get('/v1/leases').expect(401);
-    expect(none.body.error_name).toBe('Unauthorized');
+    expect(none.body.error_type).toBe('Unauthorized');
     await t.http.get('/v1/leases').set('X-Auth-Token', 'forged').expect(401);
     // identity headers mean nothing under this strategy
     await t.http.get('/v1/leases').set('X-Project-Id', 'pa').set('X-Roles', 'admin').expect(401);

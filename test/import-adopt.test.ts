@@ -91,7 +91,11 @@ describe('adopting the Nova state Blazar left, after the import', () => {
   let t: TestApp;
   const driver = new MemoryDriver();
   const adopt = async (dryRun: boolean) => {
-    const report = await adoptComputeState(t.app, 'freepool', { dryRun });
+    const report = await adoptComputeState(
+      t.app,
+      { freepoolName: 'freepool', azPrefix: 'blazar_' },
+      { dryRun },
+    );
     if (report === null) throw new Error('nothing adopted');
     return { report, output: describeAdoption(report, 'freepool', dryRun).join('\n') };
   };

@@ -234,4 +234,49 @@ describe('import runs: dry run, second run, verify, refusals', () => {
       await pg.end();
     }
   });
+
+  it("should carry Blazar's user-defined events as Climate's, shown and never run, and verify them", async () => {
+    const s = await changedSource();
+    const lease = leaseNamed('p2-hosts-jan');
+    // what `blazar lease-create --event event_type=notification,event_date=…` leaves
+    const cli = '0b8f2c1e-5d3a-4e6f-9a7b-1c2d3e4f5a6b';
+    const timed = '1c9e3d2f-6e4b-4f70-8b8c-2d3e4f5a6b7c';
+    await s.query(
+      `INSERT INTO events (id, lease_id, event_type, time, status, created_at)
+       VALUES (?, ?, 'notification', NULL, NULL, '2029-12-01 08:00:00'),
+              (?, ?, 'start_lease', '2030-01-02 10:00:00', NULL, '2029-12-01 08:00:00')`,
+      [cli, lease.id, timed, lease.id],
+    );
+    const db = await target();
+    expect((await run(s, db)).status).toBe(0);
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(`SELECT user_events FROM leases WHERE id = $1`, [lease.id]);
+      expect(rows[0].user_events).toEqual([
+        {
+          id: cli,
+          event_type: 'notification',
+          time: null,
+          status: null,
+          created_at: '2029-12-01T08:00:00.000Z',
+        },
+        {
+          id: timed,
+          event_type: 'start_lease',
+          time: '2030-01-02T10:00:00.000Z',
+          status: null,
+          created_at: '2029-12-01T08:00:00.000Z',
+        },
+      ]);
+      // the lease's own events only in the table the manager runs
+      const own = await pg.query(`SELECT count(*) AS n FROM events WHERE id = ANY($1::uuid[])`, [
+        [cli, timed],
+      ]);
+      expect(Number(own.rows[0].n)).toBe(0);
+    } finally {
+      await pg.end();
+    }
+    expect(await run(s, db, { verify: true })).toMatchObject({ status: 0 });
+    expect((await run(s, db)).output).toContain('imported: 0 host(s), 0 propert(ies), 0 lease(s)');
+  });
 });

@@ -164,7 +164,7 @@ describe('instance slots on failing and leaving hosts', () => {
       .put(`/v1/os-hosts/${await hostId('cl-1')}/pool`)
       .send({ pool: 'shared' })
       .expect(409);
-    expect(refused.body).toMatchObject({ error_name: 'HostInUse' });
+    expect(refused.body).toMatchObject({ error_type: 'HostInUse' });
     expect(refused.body.error_message).toContain(rid);
     expect(await slotsOf(rid)).toEqual({ 'cl-1': 2 });
     const shown = (await t.http.get(`/v1/os-hosts/${await hostId('cl-1')}`)).body.host;
@@ -204,7 +204,7 @@ describe('instance slots on failing and leaving hosts', () => {
     const { rid } = await lease(slot('mv'), 24 * HOUR);
     expect(await slotsOf(rid)).toEqual({ 'mv-1': 2 });
     const refused = await t.http.delete(`/v1/os-hosts/${await hostId('mv-1')}`).expect(409);
-    expect(refused.body.error_name).toBe('CantDeleteHost');
+    expect(refused.body.error_type).toBe('CantDeleteHost');
 
     await t.http
       .put(`/v1/os-hosts/${await hostId('mv-1')}/pool`)
@@ -216,7 +216,7 @@ describe('instance slots on failing and leaving hosts', () => {
       .put(`/v1/os-hosts/${await hostId('mv-2')}/pool`)
       .send({ pool: 'shared' })
       .expect(409);
-    expect(stuck.body.error_name).toBe('HostInUse');
+    expect(stuck.body.error_type).toBe('HostInUse');
     expect(await slotsOf(rid)).toEqual({ 'mv-2': 2 });
   });
 
@@ -228,7 +228,7 @@ describe('instance slots on failing and leaving hosts', () => {
       .put(`/v1/os-hosts/${await hostId('cap-1')}`)
       .send({ zone: 'elsewhere' })
       .expect(409);
-    expect(refused.body.error_name).toBe('CantAddExtraCapability');
+    expect(refused.body.error_type).toBe('CantAddExtraCapability');
     expect((await t.http.get(`/v1/os-hosts/${await hostId('cap-1')}`)).body.host.zone).toBe('capz');
   });
 
@@ -240,7 +240,7 @@ describe('instance slots on failing and leaving hosts', () => {
     await lease(slot('shr', { amount: 1 }), 24 * HOUR);
     const id = await hostId('shr-1');
     const refused = await t.http.put(`/v1/os-hosts/${id}`).send({ vcpus: 2 }).expect(409);
-    expect(refused.body).toMatchObject({ error_name: 'HostInUse' });
+    expect(refused.body).toMatchObject({ error_type: 'HostInUse' });
     expect(refused.body.error_message).toContain('vcpus');
     expect((await t.http.get(`/v1/os-hosts/${id}`)).body.host.vcpus).toBe(8);
     // the two slots never run at once: one slot's worth must stay, more may go

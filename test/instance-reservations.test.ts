@@ -74,10 +74,12 @@ describe('virtual:instance reservations', () => {
       amount: 1,
       affinity: false,
       flavor_id: r.id,
-      server_group_id: null,
+      // made with the lease, as Blazar makes it (create-objects.test.ts has the rest)
+      server_group_id: expect.any(String),
       aggregate_id: null,
       claims: [],
     });
+    expect(driver.groups.get(r.server_group_id)?.policy).toBe('anti-affinity');
   });
 
   it('should fit slots exactly over time and refuse what would oversubscribe any instant', async () => {
@@ -90,7 +92,7 @@ describe('virtual:instance reservations', () => {
       201,
     );
     const c = await lease('c', '2041-02-02 11:30', '2041-02-02 12:00', slot('time')).expect(409);
-    expect(c.body.error_name).toBe('NotEnoughHostsAvailable');
+    expect(c.body.error_type).toBe('NotEnoughHostsAvailable');
     await lease('d', '2041-02-02 12:00', '2041-02-02 13:00', slot('time', { amount: 2 })).expect(
       201,
     );

@@ -96,8 +96,9 @@ function expectBlazarError(res: Response, status: number): void {
   expect(res.status).toBe(status);
   expect(res.body).toEqual({
     error_code: status,
+    error_name: status,
     error_message: expect.any(String),
-    error_name: expect.any(String),
+    error_type: expect.any(String),
   });
 }
 
@@ -138,7 +139,7 @@ describe('AUTH_STRATEGY=keystone when Keystone fails, hangs or is unreachable', 
     keystone.validTokens.add('token-a');
     const res = await list('token-a');
     expectBlazarError(res, 502);
-    expect(res.body.error_name).toBe('IdentityServiceError');
+    expect(res.body.error_type).toBe('IdentityServiceError');
   });
 
   it('should answer 502 when Keystone answers 500 to a token validation', async () => {
@@ -146,7 +147,7 @@ describe('AUTH_STRATEGY=keystone when Keystone fails, hangs or is unreachable', 
     keystone.validTokens.add('token-b');
     const res = await list('token-b');
     expectBlazarError(res, 502);
-    expect(res.body.error_name).toBe('IdentityServiceError');
+    expect(res.body.error_type).toBe('IdentityServiceError');
     expect(res.body.error_message).toContain('500');
   });
 
@@ -162,7 +163,7 @@ describe('AUTH_STRATEGY=keystone when Keystone fails, hangs or is unreachable', 
     const started = Date.now();
     const res = await list('token-d');
     expectBlazarError(res, 504);
-    expect(res.body.error_name).toBe('IdentityServiceError');
+    expect(res.body.error_type).toBe('IdentityServiceError');
     expect(Date.now() - started).toBeLessThan(3_000);
     keystone.releaseHanging();
   });
@@ -170,7 +171,7 @@ describe('AUTH_STRATEGY=keystone when Keystone fails, hangs or is unreachable', 
   it('should still answer 401 when Keystone says the token is not valid', async () => {
     const res = await list('not-a-token');
     expectBlazarError(res, 401);
-    expect(res.body.error_name).toBe('Unauthorized');
+    expect(res.body.error_type).toBe('Unauthorized');
   });
 
   it('should answer 503 when nothing listens at KEYSTONE_URL, and 200 once Keystone is back', async () => {
@@ -178,7 +179,7 @@ describe('AUTH_STRATEGY=keystone when Keystone fails, hangs or is unreachable', 
     await keystone.close();
     const res = await list('token-e');
     expectBlazarError(res, 503);
-    expect(res.body.error_name).toBe('IdentityServiceError');
+    expect(res.body.error_type).toBe('IdentityServiceError');
 
     await keystone.listen();
     await list('token-e').expect(200);

@@ -34,8 +34,9 @@ function expectUnavailable(res: Response): void {
   expect(res.status).toBe(503);
   expect(res.body).toEqual({
     error_code: 503,
+    error_name: 503,
     error_message: expect.any(String),
-    error_name: 'ServiceUnavailable',
+    error_type: 'ServiceUnavailable',
   });
 }
 

@@ -99,8 +99,9 @@ describe('a compute service failing under a lease update or delete', () => {
     expect(res.status).toBe(504);
     expect(res.body).toEqual({
       error_code: 504,
+      error_name: 504,
       error_message: expect.stringContaining('on_end'),
-      error_name: 'ComputeServiceError',
+      error_type: 'ComputeServiceError',
     });
     // Once the compute service is back, the delete goes through.
     plugin.down = false;

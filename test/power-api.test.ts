@@ -109,12 +109,13 @@ describe('the power plan for admins: GET /v1/power-plan, the always-on mark, /me
     for (const [id, body, headers, status, name] of cases) {
       const res = await t.http.put(`/v1/os-hosts/${id}/power`).set(headers).send(body);
       expect(res.status).toBe(status);
-      expect(res.body).toMatchObject({ error_code: status, error_name: name });
+      expect(res.body).toMatchObject({ error_code: status, error_type: name });
     }
     const refused = await t.http.get('/v1/power-plan').set(MEMBER).expect(403);
     expect(refused.body).toEqual({
       error_code: 403,
-      error_name: 'PolicyNotAuthorized',
+      error_name: 403,
+      error_type: 'PolicyNotAuthorized',
       error_message: "Policy doesn't allow climate:power_plan:get to be performed",
     });
     const { rows } = await client.query(

@@ -147,7 +147,8 @@ describe('the power plan on a sparse backlog', () => {
     const refused = await lease('too-soon', inMinutes(5), inMinutes(65), 'window').expect(409);
     expect(refused.body).toEqual({
       error_code: 409,
-      error_name: 'NotEnoughHostsAvailable',
+      error_name: 409,
+      error_type: 'NotEnoughHostsAvailable',
       error_message: `Not enough hosts available; the earliest start with 1 free matching host(s) is ${wire(inMinutes(15))}`,
     });
     const availability = await t.http

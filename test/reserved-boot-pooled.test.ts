@@ -227,7 +227,7 @@ describe('reserved boots for later when every host is in the reservation pool', 
     try {
       const server = building('late');
       const res = await ask(server, 'late', later).expect(409);
-      expect(res.body).toMatchObject({ error_code: 409, error_name: 'NotEnoughHostsAvailable' });
+      expect(res.body).toMatchObject({ error_code: 409, error_type: 'NotEnoughHostsAvailable' });
       expect(res.body.error_message).toContain(server);
       expect(res.body.error_message).toContain('deleted');
       expect(await leasesOf('late')).toEqual([]);

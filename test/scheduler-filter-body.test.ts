@@ -149,7 +149,7 @@ describe('the scheduler filter body', () => {
     clearInterval(sampler);
     for (const res of await refused) {
       expect(res.status).toBe(status);
-      expect(JSON.parse(res.body)).toMatchObject({ error_code: status, error_name: name });
+      expect(JSON.parse(res.body)).toMatchObject({ error_code: status, error_type: name });
       expect(res.headers.connection).toBe('close');
       expect(res.ms).toBeLessThan(3000);
     }
@@ -207,7 +207,7 @@ describe('the scheduler filter body', () => {
     expect(ok.length).toBeGreaterThanOrEqual(5);
     for (const a of busy) {
       expect(a.headers['retry-after']).toBe('5');
-      expect(JSON.parse(a.body)).toMatchObject({ error_name: 'ServiceUnavailable' });
+      expect(JSON.parse(a.body)).toMatchObject({ error_type: 'ServiceUnavailable' });
     }
   });
 

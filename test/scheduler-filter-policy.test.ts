@@ -65,7 +65,7 @@ describe('the scheduler filter under a policy file', () => {
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({
       error_code: 403,
-      error_name: 'PolicyNotAuthorized',
+      error_type: 'PolicyNotAuthorized',
     });
     expect((res.body as { error_message: string }).error_message).toContain(
       'climate:scheduler:filter',

@@ -53,7 +53,8 @@ describe('usage limits', () => {
     const res = await create('dur-p', '2031-01-02 00:00', '2031-01-03 00:01').expect(400);
     expect(res.body).toEqual({
       error_code: 400,
-      error_name: 'MaxLeaseDurationException',
+      error_name: 400,
+      error_type: 'MaxLeaseDurationException',
       error_message:
         'Lease duration of 86460 seconds must be less than or equal to the maximum lease ' +
         'duration of 86400 seconds.',
@@ -77,7 +78,7 @@ describe('usage limits', () => {
       .set('X-Project-Id', 'dur-u')
       .send({ end_date: '2031-02-02 06:00' })
       .expect(400);
-    expect(refused.body.error_name).toBe('MaxLeaseDurationException');
+    expect(refused.body.error_type).toBe('MaxLeaseDurationException');
     expect(refused.body.error_message).toContain('Lease duration of 108000 seconds');
     const after = (await t.http.get(`/v1/leases/${lease.id}`).expect(200)).body.lease;
     expect(after).toMatchObject({ end_date: lease.end_date, status: 'ACTIVE' });
@@ -113,7 +114,8 @@ describe('usage limits', () => {
     const refused = results.find((r) => r.status === 403);
     expect(refused?.body).toEqual({
       error_code: 403,
-      error_name: 'ProjectLimitExceeded',
+      error_name: 403,
+      error_type: 'ProjectLimitExceeded',
       error_message:
         'Project racer may hold at most 3 host(s) at once (PROJECT_MAX_HOSTS); at ' +
         '2031-04-02 00:00 it already holds 3 and this lease would add 1',

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Response } from 'express';
 import { pgCode, RETRYABLE } from '../database/transaction.js';
 import { isDatabaseUnavailable } from '../database/unavailable.js';
-import { ClimateError } from './errors.js';
+import { ClimateError, errorBody, type ErrorBody } from './errors.js';
 
 const HTTP_NAMES: Record<number, string> = {
   400: 'BadRequest',
@@ -15,12 +15,6 @@ const HTTP_NAMES: Record<number, string> = {
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
 };
-
-interface ErrorBody {
-  error_code: number;
-  error_message: string;
-  error_name: string;
-}
 
 function httpMessage(error: HttpException): string {
   const response = error.getResponse();
@@ -41,7 +35,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (body.error_code >= 500) {
       this.logger.error(error instanceof Error ? error : String(error));
     } else {
-      this.logger.warn({ msg: body.error_message, status: body.error_code, name: body.error_name });
+      this.logger.warn({ msg: body.error_message, status: body.error_code, name: body.error_type });
     }
     if (res.headersSent) return;
     // Outages pass: a client (or a load balancer) waits a moment instead of hammering.
@@ -51,41 +45,33 @@ export class ErrorFilter implements ExceptionFilter {
 
   private toBody(error: unknown): ErrorBody {
     if (error instanceof ClimateError) {
-      return {
-        error_code: error.status,
-        error_message: error.message,
-        error_name: error.errorName,
-      };
+      return errorBody(error.status, error.message, error.errorName);
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();
       if (status < 500) {
         const name = HTTP_NAMES[status] ?? 'HttpError';
-        return { error_code: status, error_message: httpMessage(error), error_name: name };
+        return errorBody(status, httpMessage(error), name);
       }
     }
     if (isDatabaseUnavailable(error)) {
-      return {
-        error_code: 503,
-        error_message: 'The database cannot be reached; try again shortly',
-        error_name: 'ServiceUnavailable',
-      };
+      return errorBody(
+        503,
+        'The database cannot be reached; try again shortly',
+        'ServiceUnavailable',
+      );
     }
     if (RETRYABLE.has(pgCode(error) ?? '')) {
-      return {
-        error_code: 409,
-        error_message: 'A concurrent request changed the same resources; try again',
-        error_name: 'ConcurrentUpdate',
-      };
+      return errorBody(
+        409,
+        'A concurrent request changed the same resources; try again',
+        'ConcurrentUpdate',
+      );
     }
     if (isBodyParserError(error)) {
-      return { error_code: 400, error_message: 'Malformed JSON body', error_name: 'BadRequest' };
+      return errorBody(400, 'Malformed JSON body', 'BadRequest');
     }
-    return {
-      error_code: 500,
-      error_message: 'Internal Server Error',
-      error_name: 'INTERNAL_SERVER_ERROR',
-    };
+    return errorBody(500, 'Internal Server Error', 'INTERNAL_SERVER_ERROR');
   }
 }
 

@@ -14,6 +14,25 @@ export class ClimateError extends Error {
   }
 }
 
+/** Blazar's error body, with Climate's symbolic name beside it. */
+export interface ErrorBody {
+  error_code: number;
+  error_message: string;
+  /** As Blazar's: the status again (a number); only an unexpected failure says INTERNAL_SERVER_ERROR. */
+  error_name: number | 'INTERNAL_SERVER_ERROR';
+  /** The stable symbolic name of the error (e.g. NotEnoughHostsAvailable): beyond Blazar. */
+  error_type: string;
+}
+
+export function errorBody(status: number, message: string, type: string): ErrorBody {
+  return {
+    error_code: status,
+    error_message: message,
+    error_name: type === 'INTERNAL_SERVER_ERROR' ? type : status,
+    error_type: type,
+  };
+}
+
 export class InvalidInput extends ClimateError {
   constructor(message: string, name = 'InvalidInput') {
     super(400, name, message);

@@ -12,6 +12,10 @@ export interface KeystoneConfig {
   domain: string;
   /** Longest one call (answer and body) may take; KEYSTONE_TIMEOUT_MS by default. */
   timeoutMs?: number;
+  /** The catalog endpoints `endpoint` picks (KEYSTONE_INTERFACE); `internal` by default, as Blazar's. */
+  interface?: 'internal' | 'public' | 'admin';
+  /** Their region (KEYSTONE_REGION); unset: any. */
+  region?: string | null;
 }
 
 export interface TokenInfo {
@@ -25,7 +29,12 @@ export interface TokenInfo {
 
 interface CatalogEntry {
   type: string;
-  endpoints: { interface: string; url: string }[];
+  endpoints: {
+    interface: string;
+    url: string;
+    region?: string | null;
+    region_id?: string | null;
+  }[];
 }
 
 interface TokenBody {
@@ -75,12 +84,24 @@ export class KeystoneClient {
     return (await this.session()).token;
   }
 
-  /** The public endpoint of a service type from the service token's catalog. */
+  /**
+   * The endpoint of a service type in the service token's catalog, of the configured
+   * interface (and region, when one is set), as Blazar picks it (endpoint_type,
+   * os_region_name).
+   */
   async endpoint(type: string): Promise<string> {
+    const wanted = this.config.interface ?? 'internal';
+    const region = this.config.region ?? null;
     const entry = (await this.session()).catalog.find((c) => c.type === type);
-    const url =
-      entry?.endpoints.find((e) => e.interface === 'public')?.url ?? entry?.endpoints[0]?.url;
-    if (url === undefined) throw new KeystoneError(`No ${type} endpoint in the Keystone catalog`);
+    const url = entry?.endpoints.find(
+      (e) => e.interface === wanted && (region === null || (e.region_id ?? e.region) === region),
+    )?.url;
+    if (url === undefined) {
+      const where = region === null ? '' : ` in region ${region}`;
+      throw new KeystoneError(
+        `No ${wanted} ${type} endpoint${where} in the Keystone catalog (KEYSTONE_INTERFACE, KEYSTONE_REGION)`,
+      );
+    }
     return url.replace(/\/$/, '');
   }
 

@@ -78,6 +78,7 @@ export class NovaDriver implements ComputeDriver {
     novaUrl: string | null,
     placementUrl: string | null = null,
     actionTimeoutMs = 300_000,
+    /** Nova's name of Climate's `freepool` (FREEPOOL_NAME, Blazar's aggregate_freepool_name). */
     private readonly freepoolName = FREEPOOL,
   ) {
     this.placement = new PlacementClient(keystone, placementUrl);
@@ -220,14 +221,22 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
+  /**
+   * Flavors cannot change in Nova: one of another size (made with the lease, then the
+   * reservation was updated before its start) is deleted and made again, same id.
+   */
   async ensureFlavor(f: FlavorSpec): Promise<void> {
-    const found = await this.api.call<{ flavor?: unknown }>(
+    const found = await this.api.call<{ flavor?: { vcpus: number; ram: number; disk: number } }>(
       'GET',
       `/flavors/${f.id}`,
       undefined,
       [404],
     );
-    if (found.flavor === undefined) {
+    const old = found.flavor;
+    const resized =
+      old !== undefined && (old.vcpus !== f.vcpus || old.ram !== f.ramMb || old.disk !== f.diskGb);
+    if (resized) await this.deleteFlavor(f.id);
+    if (old === undefined || resized) {
       const flavor = {
         id: f.id,
         name: f.name,

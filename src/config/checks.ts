@@ -106,3 +106,27 @@ export function isLoopback(host: string): boolean {
   if (isIPv4(host)) return LOOPBACK.check(host, 'ipv4');
   return isIPv6(host) && LOOPBACK.check(host, 'ipv6');
 }
+
+/**
+ * FREEPOOL_NAME names a Nova aggregate (at most 255 characters) that no other pool of
+ * Climate's may take: not `shared` or `recycle`, and not a reservation id (a uuid).
+ * AZ_PREFIX starts availability zone names: a few safe characters.
+ */
+export function checkPoolNames(freepool: string, azPrefix: string, problems: string[]): void {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  if (
+    freepool.trim() !== freepool ||
+    freepool.length === 0 ||
+    freepool.length > 255 ||
+    ['shared', 'recycle'].includes(freepool) ||
+    uuid.test(freepool)
+  ) {
+    problems.push(
+      `FREEPOOL_NAME=${freepool}: a Nova aggregate name of 1 to 255 characters without ` +
+        'leading or trailing spaces, other than shared, recycle or a uuid',
+    );
+  }
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(azPrefix)) {
+    problems.push(`AZ_PREFIX=${azPrefix}: 1 to 64 letters, digits or _:.- (Blazar's blazar_)`);
+  }
+}

@@ -462,4 +462,53 @@ describe('loadConfig', () => {
       ]);
     });
   });
+
+  describe("Blazar operators' settings", () => {
+    it("should default to Blazar's freepool, blazar_ prefix, ordered picks and internal endpoints", () => {
+      const config = loadConfig({});
+      expect(config).toMatchObject({
+        freepoolName: 'freepool',
+        azPrefix: 'blazar_',
+        randomizeHostSelection: false,
+      });
+      expect(config.keystone).toMatchObject({ interface: 'internal', region: null });
+    });
+
+    it('should read them when they are valid', () => {
+      const config = loadConfig({
+        FREEPOOL_NAME: 'free hosts',
+        AZ_PREFIX: 'site:',
+        RANDOMIZE_HOST_SELECTION: 'true',
+        KEYSTONE_INTERFACE: 'public',
+        KEYSTONE_REGION: 'RegionTwo',
+      });
+      expect(config).toMatchObject({
+        freepoolName: 'free hosts',
+        azPrefix: 'site:',
+        randomizeHostSelection: true,
+      });
+      expect(config.keystone).toMatchObject({ interface: 'public', region: 'RegionTwo' });
+    });
+
+    it('should name every bad one in one error', () => {
+      const names = (env: Record<string, string>) => problemsOf(env).map((p) => p.split('=')[0]);
+      expect(
+        names({
+          FREEPOOL_NAME: 'shared',
+          AZ_PREFIX: 'blazar zone',
+          RANDOMIZE_HOST_SELECTION: 'yes',
+          KEYSTONE_INTERFACE: 'internalURL',
+        }).sort(),
+      ).toEqual(['AZ_PREFIX', 'FREEPOOL_NAME', 'KEYSTONE_INTERFACE', 'RANDOMIZE_HOST_SELECTION']);
+      for (const bad of [
+        'recycle',
+        ' padded',
+        'x'.repeat(256),
+        '0b2c7c35-0c5e-4f0e-9d3e-4c9a1e2f3b4d',
+      ]) {
+        expect(names({ FREEPOOL_NAME: bad })).toEqual(['FREEPOOL_NAME']);
+      }
+      expect(names({ AZ_PREFIX: 'y'.repeat(65) })).toEqual(['AZ_PREFIX']);
+    });
+  });
 });

@@ -2,6 +2,7 @@ import { type Env, Reader } from './env-reader.js';
 import {
   checkBroker,
   checkDatabaseUrl,
+  checkPoolNames,
   checkPlugins,
   checkServiceUrl,
   checkTokensFile,
@@ -64,16 +65,24 @@ export interface Config {
     domain: string;
     /** Longest a Keystone call may take. */
     timeoutMs: number;
+    /** The catalog's endpoints Climate calls (Blazar's endpoint_type). */
+    interface: 'internal' | 'public' | 'admin';
+    /** Their region (Blazar's os_region_name); null: any. */
+    region: string | null;
   };
   novaUrl: string | null;
   placementUrl: string | null;
+  novaActionTimeoutSeconds: number;
+  cleaningTimeMinutes: number;
   /**
    * Nova's name of the freepool aggregate (Blazar's `[nova]/aggregate_freepool_name`):
    * Climate's `freepool` is that aggregate in Nova, so a site coming from Blazar keeps it.
    */
-  novaFreepoolName: string;
-  novaActionTimeoutSeconds: number;
-  cleaningTimeMinutes: number;
+  freepoolName: string;
+  /** Availability zone prefix of reservation pools (Blazar's blazar_az_prefix). */
+  azPrefix: string;
+  /** Equally cheap hosts picked at random, not by id (Blazar's randomize_host_selection). */
+  randomizeHostSelection: boolean;
   topologyLevels: string[];
   /** HOST_WEIGHTS: what a host costs placement per property it has (keeps scarce hosts free). */
   hostWeights: Map<string, number>;
@@ -203,12 +212,21 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
       project: r.text('SERVICE_PROJECT', 'service'),
       domain: r.text('SERVICE_DOMAIN', 'Default'),
       timeoutMs: r.int('KEYSTONE_TIMEOUT_MS', 10_000, 100, 600_000),
+      interface: r.oneOf('KEYSTONE_INTERFACE', 'internal', [
+        'internal',
+        'public',
+        'admin',
+      ] as const),
+      region: r.optional('KEYSTONE_REGION'),
     },
     novaUrl: r.optional('NOVA_URL'),
     placementUrl: r.optional('PLACEMENT_URL'),
-    novaFreepoolName: r.text('NOVA_FREEPOOL_NAME', 'freepool'),
     novaActionTimeoutSeconds: r.int('NOVA_ACTION_TIMEOUT_SECONDS', 300, 1, 86_400),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
+    freepoolName: r.text('FREEPOOL_NAME', 'freepool'),
+    azPrefix: r.text('AZ_PREFIX', 'blazar_'),
+    randomizeHostSelection:
+      r.oneOf('RANDOMIZE_HOST_SELECTION', 'false', ['true', 'false'] as const) === 'true',
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),
     hostWeights: hostWeights(r),
     beforeEndAction: r.oneOf('BEFORE_END_ACTION', '', ['', 'snapshot'] as const),
@@ -284,6 +302,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
   checkServiceUrl('PLACEMENT_URL', config.placementUrl, problems);
   checkServiceUrl('EXTERNAL_SERVICE_URL', config.enforcement.externalServiceUrl, problems);
   checkWebhooks(config.webhooks, problems);
+  checkPoolNames(config.freepoolName, config.azPrefix, problems);
   if (config.enforcement.maxLeaseDurationSeconds === 0) {
     problems.push('MAX_LEASE_DURATION_SECONDS=0: would refuse every lease; use -1 for no limit');
   }

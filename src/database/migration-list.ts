@@ -19,6 +19,7 @@ import { PoolStateAtCommit1765230000000 } from './migrations/1765230000000-PoolS
 import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts.js';
 import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
 import { FloatingIps1765300000000 } from './migrations/1765300000000-FloatingIps.js';
+import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   GaugeCounts1765230000001,
   PlacementCost1765230000002,
   FloatingIps1765300000000,
+  LeaseUserEvents1765320000000,
 ];

@@ -5,7 +5,7 @@ import type { Reservation } from '../model/reservation.entity.js';
 
 /** What enforcement reads of a lease as the API shows it. */
 export interface WireLease {
-  events: { id: string; time: string }[];
+  events: { id: string; time: string | null }[];
   reservations: { id: string }[];
 }
 

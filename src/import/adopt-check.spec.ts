@@ -118,7 +118,10 @@ describe('checkAdoption', () => {
   ];
 
   it.each(cases)('should find %s', (_name, climate, nova, problems, heals) => {
-    const found = checkAdoption(climate, nova, 'blazar-free');
+    const found = checkAdoption(climate, nova, {
+      freepoolName: 'blazar-free',
+      azPrefix: 'blazar_',
+    });
     expect(found).toHaveLength(problems.length);
     problems.forEach((p, i) => expect(found[i].problem).toContain(p));
     expect(found.flatMap((f) => f.heals.map((h) => h.kind))).toEqual(heals);

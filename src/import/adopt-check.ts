@@ -8,7 +8,6 @@ import { FREEPOOL, reservationZone } from '../pools/pool-names.js';
 /** Pools a host is in exactly one of (instance aggregates come on top of the freepool). */
 const SINGLE_POOLS = new Set([FREEPOOL, 'shared', 'recycle']);
 /** Blazar's zone prefix: its Nova filter treats such an aggregate as a reservation pool. */
-const ZONE_PREFIX = 'blazar_';
 
 export interface RecordedPool {
   name: string;
@@ -63,16 +62,23 @@ type Objects = ComputeSurvey & { flavorIds: Set<string>; groupIds: Set<string> }
 
 const list = (xs: string[]) => (xs.length === 0 ? 'no pool' : xs.join(', '));
 
-function isSinglePool(pool: ComputePool, known: Set<string>): boolean {
+function isSinglePool(pool: ComputePool, known: Set<string>, azPrefix: string): boolean {
   if (SINGLE_POOLS.has(pool.name)) return true;
-  return (pool.availabilityZone ?? '').startsWith(ZONE_PREFIX) && known.has(pool.name);
+  return (pool.availabilityZone ?? '').startsWith(azPrefix) && known.has(pool.name);
+}
+
+/** Nova's names Blazar's site used: FREEPOOL_NAME and AZ_PREFIX. */
+export interface PoolNaming {
+  freepoolName: string;
+  azPrefix: string;
 }
 
 export function checkAdoption(
   record: ClimateRecord,
   survey: ComputeSurvey,
-  freepoolName: string,
+  names: PoolNaming,
 ): Finding[] {
+  const { freepoolName, azPrefix } = names;
   const out: Finding[] = [];
   const nova = new Map(survey.pools.map((p) => [p.name, p]));
   const reservations = new Map(record.reservations.map((r) => [r.id, r]));
@@ -90,7 +96,7 @@ export function checkAdoption(
 
   // Each host in the one pool Climate has it in.
   const poolsOf = new Map<string, string[]>();
-  for (const p of survey.pools.filter((x) => isSinglePool(x, known))) {
+  for (const p of survey.pools.filter((x) => isSinglePool(x, known, azPrefix))) {
     for (const host of p.hosts) poolsOf.set(host, [...(poolsOf.get(host) ?? []), p.name]);
   }
   for (const [host, wanted] of record.poolOf) {
@@ -124,7 +130,7 @@ export function checkAdoption(
     const pool = nova.get(r.id);
     const recorded = recordedPools.get(r.id);
     if (r.status === 'active')
-      out.push(...checkActive(r, pool, recorded, objects, record, label(r)));
+      out.push(...checkActive(r, pool, recorded, objects, record, label(r), azPrefix));
     else if (r.status === 'pending') out.push(...checkPending(r, pool, objects, label(r)));
     else if (pool !== undefined && r.leaseStatus === 'TERMINATED') {
       // Blazar deletes it at the end; an end that failed half-way left it.
@@ -137,7 +143,7 @@ export function checkAdoption(
 
   for (const pool of survey.pools) {
     const blazars =
-      (pool.availabilityZone ?? '').startsWith(ZONE_PREFIX) || 'blazar:owner' in pool.metadata;
+      (pool.availabilityZone ?? '').startsWith(azPrefix) || 'blazar:owner' in pool.metadata;
     if (blazars && !known.has(pool.name) && !SINGLE_POOLS.has(pool.name)) {
       out.push({
         problem: `aggregate ${pool.name} looks like Blazar's but no reservation Climate holds has that id`,
@@ -166,6 +172,7 @@ function checkActive(
   survey: Objects,
   record: ClimateRecord,
   label: string,
+  azPrefix: string,
 ): Finding[] {
   const out: Finding[] = [];
   const resync: Heal = { kind: 'resync', reservationId: r.id };
@@ -191,9 +198,9 @@ function checkActive(
         ],
       });
     }
-    if (r.type === 'physical:host' && pool.availabilityZone !== reservationZone(r.id)) {
+    if (r.type === 'physical:host' && pool.availabilityZone !== reservationZone(r.id, azPrefix)) {
       out.push({
-        problem: `aggregate ${r.id} of ${label} has zone ${pool.availabilityZone ?? 'none'}, not ${reservationZone(r.id)}`,
+        problem: `aggregate ${r.id} of ${label} has zone ${pool.availabilityZone ?? 'none'}, not ${reservationZone(r.id, azPrefix)}`,
         heals: [],
         note: 'left alone: Nova changes a zone only while its hosts run no server',
       });

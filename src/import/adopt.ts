@@ -16,6 +16,7 @@ import { sql } from '../database/sql.js';
 import { HealingService } from '../events/healing.service.js';
 import {
   checkAdoption,
+  type PoolNaming,
   type ClimateRecord,
   type Finding,
   type Heal,
@@ -139,7 +140,7 @@ const ORDER: Heal['kind'][] = [
  */
 export async function adoptComputeState(
   app: INestApplicationContext,
-  freepoolName: string,
+  names: PoolNaming,
   options: { dryRun: boolean },
 ): Promise<AdoptReport | null> {
   const dataSource = app.get(DataSource);
@@ -147,18 +148,14 @@ export async function adoptComputeState(
   const survey = await driver.survey();
   if (survey === null) return null;
   const record = await readRecord(dataSource.manager, driver);
-  const found = checkAdoption(record, survey, freepoolName);
+  const found = checkAdoption(record, survey, names);
   const healable = (fs: Finding[]) => fs.filter((f) => f.heals.length > 0);
   const report = { found, remaining: healable(found), adopted: adopted(record, survey) };
   const heals = found.flatMap((f) => f.heals);
   if (options.dryRun || heals.length === 0) return report;
   await heal(app, dataSource, driver, heals);
   const after = await driver.survey();
-  const again = checkAdoption(
-    await readRecord(dataSource.manager, driver),
-    after ?? survey,
-    freepoolName,
-  );
+  const again = checkAdoption(await readRecord(dataSource.manager, driver), after ?? survey, names);
   return { ...report, remaining: healable(again) };
 }
 

@@ -182,9 +182,13 @@ async function runAdopt(
   );
   try {
     await app.init();
-    const report = await adoptComputeState(app, config.novaFreepoolName, { dryRun });
+    const report = await adoptComputeState(
+      app,
+      { freepoolName: config.freepoolName, azPrefix: config.azPrefix },
+      { dryRun },
+    );
     if (report === null) return 1;
-    for (const line of describeAdoption(report, config.novaFreepoolName, dryRun)) print(line);
+    for (const line of describeAdoption(report, config.freepoolName, dryRun)) print(line);
     return report.remaining.length === 0 || dryRun ? 0 : 1;
   } finally {
     await app.close();

@@ -17,6 +17,7 @@ import { type Progress, writeHosts, writeLeases, writeProperties } from './write
 export type ImportSettings = Pick<
   Config,
   | 'cleaningTimeMinutes'
+  | 'azPrefix'
   | 'topologyLevels'
   | 'cpuAllocationRatio'
   | 'ramAllocationRatio'
@@ -178,7 +179,7 @@ export async function runImport(
     if (options.dryRun) return report;
     await writeProperties(tx, newProperties);
     await writeHosts(tx, newHosts, settings.topologyLevels, progress);
-    await writeLeases(tx, newLeases, progress);
+    await writeLeases(tx, newLeases, progress, settings.azPrefix);
     return { ...report, written: newHosts.length + newProperties.length + newLeases.length > 0 };
   });
 }

@@ -1,4 +1,5 @@
 /** Blazar's leases, reservations, events and allocations, as Climate's rows. */
+import type { StoredUserEvent } from '../model/lease.entity.js';
 import { isUuid } from '../common/ids.js';
 import type { JsonObject } from '../common/json.js';
 import { validateHostParams } from '../plugins/physical-host/host-params.js';
@@ -131,6 +132,7 @@ export function mapLeases(
         status: l.status ?? '',
         degraded: flag(l.degraded),
         trust_id: l.trust_id,
+        user_events: null,
         created_at: utc(l.created_at ?? l.start_date ?? ''),
         updated_at: utcOrNull(l.updated_at),
       },
@@ -216,9 +218,22 @@ export function mapLeases(
       continue;
     }
     const seen = new Set<string>();
+    const userEvents: StoredUserEvent[] = [];
     for (const e of eventsByLease.get(l.id ?? '') ?? []) {
       const type = e.event_type ?? '';
-      if (!EVENT_TYPES.has(type)) fail(`event ${e.id}: unknown type ${type}`);
+      // A user-defined event (blazar lease-create --event): another type, or no status
+      // (Blazar stores the CLI's event_type and drops its event_date); never run.
+      if (!EVENT_TYPES.has(type) || e.status === null) {
+        if (!isUuid(e.id)) fail(`event ${e.id}: its id is not a uuid`);
+        userEvents.push({
+          id: lower(e.id),
+          event_type: e.event_type,
+          time: e.time === null ? null : utc(e.time),
+          status: e.status,
+          created_at: utc(e.created_at ?? l.created_at ?? ''),
+        });
+        continue;
+      }
       if (seen.has(type)) fail(`two ${type} events`);
       seen.add(type);
       if (!EVENT_STATUSES.has(e.status ?? '')) {
@@ -238,6 +253,7 @@ export function mapLeases(
         updated_at: utcOrNull(e.updated_at),
       });
     }
+    if (userEvents.length > 0) plan.lease.user_events = userEvents;
     if (problems.length === before) plans.push(plan);
   }
   for (const [type, leases] of unsupported) {

@@ -1,3 +1,4 @@
+import type { StoredUserEvent } from '../model/lease.entity.js';
 /** What an import writes into Climate: its rows, as mapped from a Blazar database. */
 import type { JsonObject } from '../common/json.js';
 
@@ -38,6 +39,8 @@ export interface LeaseRow {
   status: string;
   degraded: boolean;
   trust_id: string | null;
+  /** Blazar's user-defined events (the CLI's --event): kept, shown, never run. */
+  user_events: StoredUserEvent[] | null;
   created_at: string;
   updated_at: string | null;
 }

@@ -56,7 +56,8 @@ export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise
   const leases = new Map<string, LeasePlan>();
   const leaseRows = await sql<Record<string, unknown>>(
     em,
-    `SELECT id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at
+    `SELECT id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
+            user_events
        FROM leases WHERE id = ANY($1::uuid[])`,
     [ids],
   );

@@ -113,6 +113,7 @@ export async function writeLeases(
   tx: EntityManager,
   leases: LeasePlan[],
   progress: Progress,
+  azPrefix: string,
 ): Promise<void> {
   let done = 0;
   for (const part of chunks(leases, BATCH)) {
@@ -120,9 +121,10 @@ export async function writeLeases(
     const col = <K extends keyof (typeof rows)[0]>(k: K) => rows.map((r) => r[k]);
     await sql(
       tx,
-      `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at)
+      `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
+                           user_events)
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                            $7::text[], $8::bool[], $9::text[], $10::timestamptz[], $11::timestamptz[])`,
+                            $7::text[], $8::bool[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::jsonb[])`,
       [
         col('id'),
         col('name'),
@@ -135,6 +137,7 @@ export async function writeLeases(
         col('trust_id'),
         col('created_at'),
         col('updated_at'),
+        rows.map((r) => (r.user_events === null ? null : JSON.stringify(r.user_events))),
       ],
     );
     const res = part.flatMap((p) => p.reservations);
@@ -208,7 +211,7 @@ export async function writeLeases(
         ia.map((a) => a.end),
       ],
     );
-    await writePools(tx, part);
+    await writePools(tx, part, azPrefix);
     done += part.length;
     progress(`leases: ${done}/${leases.length}`);
   }
@@ -219,7 +222,7 @@ export async function writeLeases(
  * pool holds its hosts (out of the freepool), an instance reservation's aggregate lists
  * its hosts beside the freepool. Both are named by the reservation id, as Blazar's are.
  */
-async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void> {
+async function writePools(tx: EntityManager, leases: LeasePlan[], azPrefix: string): Promise<void> {
   const pools: { name: string; kind: string; zone: string | null; metadata: string }[] = [];
   const members: { name: string; host: number; kind: string }[] = [];
   for (const l of leases) {
@@ -230,7 +233,7 @@ async function writePools(tx: EntityManager, leases: LeasePlan[]): Promise<void>
         pools.push({
           name: r.id,
           kind: 'reservation',
-          zone: reservationZone(r.id),
+          zone: reservationZone(r.id, azPrefix),
           metadata: JSON.stringify(metadata),
         });
         for (const a of l.hostAllocations.filter((x) => x.reservation_id === r.id)) {

@@ -28,7 +28,7 @@ import type { PreparedReservation, Window } from '../plugins/resource-plugin.js'
 import { Reservation } from '../model/reservation.entity.js';
 import type { CreateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
-import { Lease } from '../model/lease.entity.js';
+import { Lease, type StoredUserEvent } from '../model/lease.entity.js';
 import {
   claimKeySql,
   replayOf,
@@ -40,6 +40,8 @@ import {
 import { beforeEndTime, checkNewWindow } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { newLeaseSql } from './leases.repository.js';
+import { toUserEvents } from './user-events.js';
+import { CreateCompute } from './create-compute.js';
 
 export interface CreateResult {
   lease: LeaseResponse;
@@ -95,6 +97,7 @@ export class LeaseCreator {
     private readonly enforcement: UsageEnforcement,
     private readonly limits: ProjectLimitsService,
     private readonly outbox: NotificationOutbox,
+    private readonly compute: CreateCompute,
   ) {}
 
   async create(
@@ -122,9 +125,7 @@ export class LeaseCreator {
     this.enforcement.checkDuration(caller.projectId, window);
     const requested = dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
     const beforeEnd = beforeEndTime(window, requested, this.config.minutesBeforeEndLease);
-    if (dto.events !== undefined && dto.events.length > 0) {
-      throw new InvalidInput('User-defined events are not supported; leave events empty');
-    }
+    const userEvents = toUserEvents(dto.events, now);
     const planned = await Promise.all(
       (dto.reservations ?? []).map((values) => this.plan(values, caller, now)),
     );
@@ -132,27 +133,33 @@ export class LeaseCreator {
       ? await this.trusts.create(caller)
       : null;
     const times = { ...window, beforeEnd };
-    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now);
+    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now, userEvents);
+    let made: LeaseParts | null = null;
+    // The reservations whose compute objects were asked for (made, or begun).
+    const attempted: Reservation[] = [];
     try {
       if (this.enforcement.external) {
         // Before the transaction: the service is asked about the hosts a dry run picks
         // (as Blazar's candidates); no transaction stays open across the call.
         const draft = await rolledBack(this.dataSource, async (tx) => {
-          const made = parts();
-          await this.write(tx, made, times, { notify: false });
+          const dry = parts();
+          await this.write(tx, dry, times, { notify: false });
           return {
-            context: this.enforcement.context(made.lease),
-            lease: await this.enforcement.leaseBody(tx, made.lease, made.reservations, true),
+            context: this.enforcement.context(dry.lease),
+            lease: await this.enforcement.leaseBody(tx, dry.lease, dry.reservations, true),
           };
         });
         if (dto.before_end_date != null) draft.lease.before_end_date = dto.before_end_date;
         await this.enforcement.checkCreate(draft.context, draft.lease);
       }
-      const result = await this.insert(parts(), times, key);
-      if (result.replayed) await this.trusts.delete(trustId);
+      made = parts();
+      await this.compute.make(made, attempted);
+      const result = await this.insert(made, times, key);
+      if (result.replayed) await this.compute.undo(made, attempted);
       return result;
     } catch (error) {
-      await this.trusts.delete(trustId);
+      if (made === null) await this.trusts.delete(trustId);
+      else await this.compute.undo(made, attempted);
       throw error;
     }
   }
@@ -327,6 +334,7 @@ export class LeaseCreator {
     times: Times,
     trustId: string | null,
     now: Date,
+    userEvents: StoredUserEvent[],
   ): LeaseParts {
     const lease = Object.assign(new Lease(), {
       id: newId(),
@@ -339,6 +347,7 @@ export class LeaseCreator {
       degraded: false,
       version: 1,
       trustId,
+      userEvents: userEvents.length === 0 ? null : userEvents,
       createdAt: now,
       updatedAt: null,
     });

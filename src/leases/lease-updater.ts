@@ -15,6 +15,15 @@ import { Lease } from '../model/lease.entity.js';
 import { isStable } from '../model/lease-status.js';
 import { beforeEndTime, LeaseWindow, planDateChange, shiftBeforeEnd } from './lease-rules.js';
 import type { LeaseParts } from './lease.mapper.js';
+import { toUserEvents } from './user-events.js';
+
+/**
+ * `now` ends the lease at this instant (Blazar's terminate-at-any-time; Blazar takes the
+ * minute, which refuses a lease started earlier in the same minute); the rest as parsed.
+ */
+function endDate(value: unknown, now: Date): Date {
+  return typeof value === 'string' && value.trim() === 'now' ? now : parseInputDate(value, now);
+}
 
 /**
  * Applies a PUT to a locked lease, inside the caller's transaction: everything is checked
@@ -47,7 +56,7 @@ export class LeaseUpdater {
     const window = planDateChange({
       current,
       start: dto.start_date === undefined ? undefined : parseInputDate(dto.start_date, now),
-      end: dto.end_date === undefined ? undefined : parseInputDate(dto.end_date, now),
+      end: dto.end_date === undefined ? undefined : endDate(dto.end_date, now),
       started: lease.startAt <= now || (startEvent !== undefined && startEvent.status !== 'UNDONE'),
       ended: endEvent !== undefined && endEvent.status !== 'UNDONE',
       now,
@@ -57,6 +66,8 @@ export class LeaseUpdater {
     const requestedBeforeEnd =
       dto.before_end_date == null ? null : parseInputDate(dto.before_end_date, now);
     const changes = this.reservationChanges(lease, reservations, dto.reservations ?? []);
+    // A list replaces the user-defined events (stored, never run); absent keeps them.
+    const userEvents = dto.events === undefined ? undefined : toUserEvents(dto.events, now);
 
     for (const r of reservations) {
       if (r.status !== 'pending' && r.status !== 'active') continue;
@@ -76,6 +87,9 @@ export class LeaseUpdater {
       endAt: window.end,
       version: lease.version + 1,
       updatedAt: now,
+      ...(userEvents === undefined
+        ? {}
+        : { userEvents: userEvents.length === 0 ? null : userEvents }),
     };
     await tx.update(Lease, { id: lease.id }, patch);
     return Object.assign(lease, patch);

@@ -6,6 +6,7 @@ import type { ReservationResponse } from '../plugins/dto/reservation.response.js
 import type { Reservation } from '../model/reservation.entity.js';
 import type { LeaseEventResponse, LeaseResponse } from './dto/lease.response.js';
 import type { Lease } from '../model/lease.entity.js';
+import { toUserEventWire } from './user-events.js';
 
 export interface LeaseParts {
   lease: Lease;
@@ -79,7 +80,11 @@ export function toLeaseWire(
     created_at: formatTimestamp(lease.createdAt),
     updated_at: formatTimestamp(lease.updatedAt),
     reservations: parts.reservations.map((r) => toReservationWire(r, plugins, extra.get(r.id))),
-    events: events.map(toEventWire),
+    // User-defined events after the lease's own, as stored; the manager never runs them.
+    events: [
+      ...events.map(toEventWire),
+      ...(lease.userEvents ?? []).map((e) => toUserEventWire(lease.id, e)),
+    ],
   };
 }
 

@@ -1,3 +1,4 @@
+import { CreateCompute } from './create-compute.js';
 import { Global, Module } from '@nestjs/common';
 import { EnforcementModule } from '../enforcement/enforcement.module.js';
 import { LeaseCreator } from './lease-creator.js';
@@ -20,6 +21,7 @@ import { LeasesService } from './leases.service.js';
   providers: [
     LeasesService,
     LeaseCreator,
+    CreateCompute,
     LeaseUpdater,
     LeasesRepository,
     LeaseDeleter,

@@ -40,10 +40,11 @@ export function newLeaseSql(p: SqlParams, parts: LeaseParts, go: string): string
     columns.map(([values, type]) => `${p.bind(values)}::${type}[]`).join(', ');
   return [
     `l AS (INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded,
-                               version, trust_id, created_at)
+                               version, trust_id, user_events, created_at)
        SELECT ${id}, ${p.bind(lease.name)}, ${p.bind(lease.projectId)}, ${p.bind(lease.userId)},
               ${p.bind(lease.startAt)}::timestamptz, ${p.bind(lease.endAt)}::timestamptz,
               ${p.bind(lease.status)}, false, ${p.bind(lease.version)}::int, ${p.bind(lease.trustId)},
+              ${p.bind(lease.userEvents === null ? null : JSON.stringify(lease.userEvents))}::jsonb,
               ${created}
         WHERE ${go})`,
     `r AS (INSERT INTO reservations (id, lease_id, resource_type, status, params, created_at)

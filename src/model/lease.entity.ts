@@ -1,6 +1,15 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { LeaseStatus } from './lease-status.js';
 
+/** A user-defined event as stored (leases/user-events.ts): shown, never run. */
+export interface StoredUserEvent {
+  id: string;
+  event_type: string | null;
+  time: string | null;
+  status: string | null;
+  created_at: string;
+}
+
 @Entity({ name: 'leases' })
 export class Lease {
   @PrimaryColumn({ type: 'uuid' })
@@ -33,6 +42,10 @@ export class Lease {
 
   @Column({ name: 'trust_id', type: 'varchar', length: 36, nullable: true })
   trustId!: string | null;
+
+  /** User-defined events, never run; null: none. */
+  @Column({ name: 'user_events', type: 'jsonb', nullable: true })
+  userEvents!: StoredUserEvent[] | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;

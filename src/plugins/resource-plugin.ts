@@ -96,6 +96,22 @@ export interface ResourcePlugin {
     window: Window,
   ): Promise<PreparedReservation>;
 
+  /**
+   * Optional: makes in the compute service, before the create's transaction, what a new
+   * reservation shows from its create on (as Blazar makes its flavor, server group and
+   * aggregate at create), and returns the keys to store in its params. Runs outside any
+   * transaction, idempotent; a create that then fails undoes it with `discard`. A
+   * compute service that cannot be reached fails the create (503) before anything is
+   * written.
+   */
+  materialize?(reservation: Reservation, lease: Lease): Promise<JsonObject>;
+
+  /**
+   * Optional: removes what `materialize` made, for a reservation that never started
+   * (its create failed, or its lease was deleted before the start). Idempotent.
+   */
+  discard?(reservation: Reservation, lease: Lease): Promise<void>;
+
   /** Re-allocates for new params and/or a new window, keeping what still fits. */
   update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
 

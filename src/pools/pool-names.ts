@@ -3,11 +3,14 @@ export const FREEPOOL = 'freepool';
 
 /**
  * The recycle pool's zone: Blazar's Nova filter keeps plain servers off hosts whose
- * aggregate zone has its prefix, so draining hosts are refused under either filter.
+ * aggregate zone has its prefix (AZ_PREFIX, Blazar's blazar_az_prefix), so draining
+ * hosts are refused under either filter.
  */
-export const RECYCLE_ZONE = 'blazar_recycle';
+export function recycleZone(prefix: string): string {
+  return `${prefix}recycle`;
+}
 
 /** Blazar's availability zone for a reservation's pool (its Nova filter keys on it). */
-export function reservationZone(reservationId: string): string {
-  return `blazar_${reservationId}`;
+export function reservationZone(reservationId: string, prefix: string): string {
+  return `${prefix}${reservationId}`;
 }

@@ -86,6 +86,9 @@ export class ReservationActions {
       const plugin = this.plugins.get(r.resourceType);
       if (r.status === 'active' || r.status === 'error') {
         await this.act(r, 'on_end', (p) => p.onEnd(r, lease));
+      } else if (r.status === 'pending' && plugin.discard !== undefined) {
+        // Never started: only what its create made in the compute service goes.
+        await this.act(r, 'discard', (p) => p.discard!(r, lease));
       }
       await withTransaction(this.dataSource, async (tx) => {
         // Healing locks the reservation while it moves slots: release sees what it wrote.

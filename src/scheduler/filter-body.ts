@@ -2,7 +2,7 @@ import { json, raw, type NextFunction, type Request, type Response } from 'expre
 import type { AuthedRequest } from '../common/auth/auth.guard.js';
 import type { AuthStrategy } from '../common/auth/identity.js';
 import type { Policy } from '../common/auth/policy.js';
-import { ClimateError, ServiceUnavailable } from '../common/errors.js';
+import { ClimateError, errorBody, ServiceUnavailable } from '../common/errors.js';
 import { markChecked } from '../common/input-guard.js';
 import { assertStorable } from '../common/storable.js';
 import { FilterBodyWorker, parseError, SMALL_PART_LIMIT } from './filter-body-worker.js';
@@ -29,11 +29,7 @@ const readLarge = raw({ type: () => true, limit: FILTER_BODY_LIMIT });
  * the answer (closing on unread data would reset the connection), and the connection closes.
  */
 export function refuse(req: Request, res: Response, error: ClimateError): void {
-  const body = JSON.stringify({
-    error_code: error.status,
-    error_message: error.message,
-    error_name: error.errorName,
-  });
+  const body = JSON.stringify(errorBody(error.status, error.message, error.errorName));
   res.status(error.status);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));

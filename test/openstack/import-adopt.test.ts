@@ -78,7 +78,7 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     SERVICE_USERNAME: 'admin',
     SERVICE_PASSWORD: 'adminpass',
     SERVICE_PROJECT: 'admin',
-    NOVA_FREEPOOL_NAME: FREEPOOL,
+    FREEPOOL_NAME: FREEPOOL,
     LOG_LEVEL: 'error',
   });
   const cli = async (options: { adopt?: boolean; dryRun?: boolean }) => {

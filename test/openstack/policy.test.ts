@@ -86,7 +86,7 @@ describe('who may do what, with Keystone tokens', () => {
 
   const as = (who: keyof typeof tokens) => ({ 'X-Auth-Token': tokens[who] });
   const refused = (rule: string) => ({
-    error_name: 'PolicyNotAuthorized',
+    error_type: 'PolicyNotAuthorized',
     error_message: `Policy doesn't allow ${rule} to be performed`,
   });
   const lease = (name: string) => {

@@ -52,8 +52,15 @@ export class MemoryDriver implements ComputeDriver {
     { name: string; policy: string; projectId?: string; trustId?: string | null }
   >();
 
+  /** As Nova's driver: a flavor of another size is made again (flavors do not change). */
   async ensureFlavor(flavor: FlavorSpec): Promise<void> {
-    if (!this.flavors.has(flavor.id)) this.flavors.set(flavor.id, { ...flavor, access: new Set() });
+    const found = this.flavors.get(flavor.id);
+    const same =
+      found !== undefined &&
+      found.vcpus === flavor.vcpus &&
+      found.ramMb === flavor.ramMb &&
+      found.diskGb === flavor.diskGb;
+    if (!same) this.flavors.set(flavor.id, { ...flavor, access: new Set() });
   }
   /** Flavors tenants may reserve by (flavor:instance), with who sees the private ones. */
   readonly sourceFlavors = new Map<string, SourceFlavor & { projects: string[] | null }>();
@@ -84,6 +91,7 @@ export class MemoryDriver implements ComputeDriver {
   async revokeFlavorAccess(id: string, projectId: string): Promise<void> {
     this.flavors.get(id)?.access.delete(projectId);
   }
+  private groupsMade = 0;
   async ensureServerGroup(
     name: string,
     policy: 'affinity' | 'anti-affinity',
@@ -91,7 +99,8 @@ export class MemoryDriver implements ComputeDriver {
   ): Promise<string> {
     const found = [...this.groups].find(([, g]) => g.name === name && g.policy === policy);
     if (found) return found[0];
-    const id = `group-${this.groups.size + 1}`;
+    // Never an id a deleted group had, as Nova's uuids.
+    const id = `group-${++this.groupsMade}`;
     this.groups.set(id, { name, policy, ...owner });
     return id;
   }

@@ -36,6 +36,13 @@ def _own_opts():
         cfg.StrOpt('url',
                    help="Climate's /v1 endpoint, e.g. "
                         "http://climate.example.org:1234/v1. Required."),
+        cfg.StrOpt('freepool_name', default='freepool',
+                   help="Climate's FREEPOOL_NAME: the aggregate of free "
+                        'hosts, refused when Climate cannot be asked.'),
+        cfg.StrOpt('az_prefix', default='blazar_',
+                   help="Climate's AZ_PREFIX: aggregates whose zone starts "
+                        'with it hold reserved hosts, refused when Climate '
+                        'cannot be asked.'),
         cfg.BoolOpt('explain', default=False,
                     help='Ask Climate why it refuses hosts on every request '
                          'and log the reasons at INFO. Without it they are '
@@ -54,6 +61,17 @@ def register_opts(conf):
     # auth_type and auth_section; the plugin's own options (auth_url,
     # username, ...) are registered when it is loaded.
     ks_loading.register_auth_conf_options(conf, GROUP)
+
+
+def pool_names(conf=None):
+    """([climate] freepool_name, az_prefix): Blazar's defaults when unset
+    or when the options cannot be read (the fail-safe must still work)."""
+    try:
+        conf = cfg.CONF if conf is None else conf
+        register_opts(conf)
+        return conf[GROUP].freepool_name, conf[GROUP].az_prefix
+    except Exception:
+        return 'freepool', 'blazar_'
 
 
 def list_opts():

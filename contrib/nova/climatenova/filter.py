@@ -133,7 +133,8 @@ class ClimateFilter(BaseHostFilter):
             # Fail safe: reserved hosts stay reserved, others still serve.
             if not isinstance(e, climate_client.Unavailable):
                 e = '%s: %s' % (type(e).__name__, e)
-            kept = fallback.unmanaged(hosts)
+            freepool, zone_prefix = climate_client.pool_names(self._conf)
+            kept = fallback.unmanaged(hosts, freepool, zone_prefix)
             LOG.warning('Climate could not be asked about instance %s (%s); '
                         'refusing the %d host(s) it manages, passing %d',
                         instance, e, len(hosts) - len(kept), len(kept))

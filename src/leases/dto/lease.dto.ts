@@ -1,4 +1,3 @@
-import { Transform } from 'class-transformer';
 import {
   IsArray,
   IsDefined,
@@ -38,6 +37,27 @@ const INPUT_DATE = {
   type: 'string',
   description: INPUT_DATE_FORMATS,
   example: '2030-01-01 12:00',
+} as const;
+
+const USER_EVENTS = {
+  type: 'array',
+  nullable: true,
+  maxItems: 50,
+  items: {
+    type: 'object',
+    properties: {
+      event_type: { type: 'string', maxLength: 255 },
+      event_date: {
+        ...INPUT_DATE,
+        description: `As the blazar CLI sends it. ${INPUT_DATE_FORMATS}`,
+      },
+      time: { ...INPUT_DATE, description: `Instead of event_date. ${INPUT_DATE_FORMATS}` },
+      status: { type: 'string', maxLength: 255 },
+    },
+    additionalProperties: true,
+  },
+  description:
+    "User-defined events: stored and shown among the lease's events, never run (as Blazar). Other keys are dropped, as Blazar drops them. In an update, the list replaces the lease's user-defined events ([] removes them).",
 } as const;
 
 const NAME = { maxLength: 255, minLength: 1, description: 'At most 255 characters' } as const;
@@ -81,19 +101,9 @@ export class CreateLeaseDto {
   @IsObject({ each: true, message: 'each reservation must be an object' })
   reservations?: Record<string, unknown>[];
 
-  @ApiPropertyOptional({
-    type: 'array',
-    nullable: true,
-    maxItems: 0,
-    items: {},
-    description: 'User-defined events are not supported: absent, null or empty',
-  })
-  // Blazar's manager does `lease_values.pop("events", [])` and appends to it, so a null
-  // list fails there with a 500; null here means what an absent list means: no events.
-  @Transform(({ value }: { value: unknown }) => (value === null ? undefined : value))
+  @ApiPropertyOptional(USER_EVENTS)
   @IsOptional()
-  @IsArray({ message: 'events must be a list' })
-  events?: unknown[];
+  events?: unknown;
 }
 
 /** PUT /v1/leases/{id}: every field optional. */
@@ -134,4 +144,8 @@ export class UpdateLeaseDto {
   @IsArray({ message: 'reservations must be a list' })
   @IsObject({ each: true, message: 'each reservation must be an object' })
   reservations?: Record<string, unknown>[];
+
+  @ApiPropertyOptional(USER_EVENTS)
+  @IsOptional()
+  events?: unknown;
 }

@@ -12,14 +12,22 @@ export class LeaseEventResponse {
   @ApiProperty({ format: 'uuid' })
   lease_id!: string;
 
-  @ApiProperty({ enum: EVENT_TYPES })
-  event_type!: (typeof EVENT_TYPES)[number];
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: `${EVENT_TYPES.join(', ')}; or, for a user-defined event (stored, never run), what it was given`,
+  })
+  event_type!: string | null;
 
-  @ApiWireDate()
-  time!: string;
+  @ApiWireDate({ nullable: true, description: 'Null only for a user-defined event given none' })
+  time!: string | null;
 
-  @ApiProperty({ enum: EVENT_STATUSES })
-  status!: (typeof EVENT_STATUSES)[number];
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: `${EVENT_STATUSES.join(', ')}; or, for a user-defined event, what it was given`,
+  })
+  status!: string | null;
 
   @ApiProperty({
     type: 'string',

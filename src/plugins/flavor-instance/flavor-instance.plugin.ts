@@ -180,6 +180,7 @@ export class FlavorInstancePlugin implements ResourcePlugin {
       diskGb: f.disk_gb,
       affinity: p.affinity,
       serverGroupId: p.server_group_id ?? null,
+      retiredServerGroupIds: [],
       flavor: { ephemeralGb: f.ephemeral_gb, swapMb: f.swap_mb, extraSpecs: f.extra_specs },
     };
   }

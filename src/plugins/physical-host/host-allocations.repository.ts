@@ -1,9 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../../database/sql.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 import { bind, eligible } from '../../pools/allocation-sql.js';
 import { lockHosts, type Span } from '../../pools/host-usage.js';
+import { CONFIG } from '../../config/config.module.js';
+import type { Config } from '../../config/config.js';
 
 /**
  * Host allocations, with set-based SQL throughout: candidates are found by one query
@@ -12,6 +14,17 @@ import { lockHosts, type Span } from '../../pools/host-usage.js';
  */
 @Injectable()
 export class AllocationsRepository {
+  /** Equally cheap hosts in id order, or at random (RANDOMIZE_HOST_SELECTION). */
+  private readonly random: boolean;
+
+  constructor(@Inject(CONFIG) config: Config) {
+    this.random = config.randomizeHostSelection;
+  }
+
+  private tieBreak(id: string): string {
+    return this.random ? 'random()' : id;
+  }
+
   /**
    * Up to `max` hosts free over `during` (other reservations' allocations only), locked
    * for this transaction. Rows another transaction is choosing right now are skipped, so
@@ -72,7 +85,10 @@ export class AllocationsRepository {
     // A literal, so that the generic plan of the prepared statement knows it stops early.
     // Cheapest hosts first (placement_cost, HOST_WEIGHTS): scarce ones stay free.
     const limit = String(Math.max(0, Math.trunc(count.max)));
-    const order = q.cheapestFirst === false ? 'h.id' : 'h.placement_cost, h.id';
+    const order =
+      q.cheapestFirst === false
+        ? this.tieBreak('h.id')
+        : `h.placement_cost, ${this.tieBreak('h.id')}`;
     const picked = await sql<{ id: number }>(
       tx,
       `SELECT h.id ${base} ORDER BY ${order} LIMIT ${limit} FOR UPDATE OF h SKIP LOCKED`,
@@ -107,10 +123,10 @@ export class AllocationsRepository {
       ? `WITH free AS (${free}),
               best AS (SELECT label FROM free GROUP BY label HAVING count(*) >= ${bind(params, count.min)}::int
                         ORDER BY count(*) DESC, label LIMIT 1)
-         SELECT id FROM free WHERE label = (SELECT label FROM best) ORDER BY cost, id LIMIT ${max}::int`
+         SELECT id FROM free WHERE label = (SELECT label FROM best) ORDER BY cost, ${this.tieBreak('id')} LIMIT ${max}::int`
       : `WITH free AS (${free}),
-              one AS (SELECT DISTINCT ON (label) id, cost FROM free ORDER BY label, cost, id)
-         SELECT id FROM one ORDER BY cost, id LIMIT ${max}::int`;
+              one AS (SELECT DISTINCT ON (label) id, cost FROM free ORDER BY label, cost, ${this.tieBreak('id')})
+         SELECT id FROM one ORDER BY cost, ${this.tieBreak('id')} LIMIT ${max}::int`;
     const { rows } = await sql<{ id: number }>(tx, query, params);
     const ids = rows.map((r) => r.id);
     await lockHosts(tx, ids);

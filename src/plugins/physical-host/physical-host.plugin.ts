@@ -189,15 +189,38 @@ export class PhysicalHostPlugin implements ResourcePlugin {
     await this.allocations.release(tx, reservation.id);
   }
 
-  /** Creates the reservation's pool and moves its hosts in from the freepool. */
-  async onStart(reservation: Reservation, lease: Lease): Promise<void> {
+  /** Who may use the pool: the owner and the extra projects (Blazar's metadata). */
+  private metadata(reservation: Reservation, lease: Lease): Record<string, string> {
     const params = asHostParams(reservation.params);
     const metadata: Record<string, string> = {
       'blazar:owner': lease.projectId,
       filter_tenant_id: [lease.projectId, ...params.extra_projects].join(','),
     };
     for (const project of params.extra_projects) metadata[project] = 'true';
-    await this.pools.syncReservationPool(reservation.id, metadata);
+    return metadata;
+  }
+
+  /**
+   * The reservation's aggregate exists once the lease is created, as in Blazar. With a
+   * provisioning lead time its hosts join before the start, so it opens (gets its
+   * owner) only at the start.
+   */
+  async materialize(reservation: Reservation, lease: Lease): Promise<JsonObject> {
+    const open = this.config.provisioningLeadMinutes === 0;
+    await this.pools.createComputePool(
+      reservation.id,
+      open ? this.metadata(reservation, lease) : {},
+    );
+    return {};
+  }
+
+  async discard(reservation: Reservation): Promise<void> {
+    await this.pools.discardComputePool(reservation.id);
+  }
+
+  /** Creates the reservation's pool and moves its hosts in from the freepool. */
+  async onStart(reservation: Reservation, lease: Lease): Promise<void> {
+    await this.pools.syncReservationPool(reservation.id, this.metadata(reservation, lease));
   }
 
   async beforeEnd(reservation: Reservation): Promise<void> {

@@ -8,7 +8,7 @@ import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { HOST_USAGE } from '../../pools/host-usage.js';
-import { FREEPOOL, RECYCLE_ZONE, reservationZone } from '../../pools/pool-names.js';
+import { FREEPOOL, recycleZone, reservationZone } from '../../pools/pool-names.js';
 import { PoolsRepository } from '../../pools/pools.repository.js';
 
 interface NamedHost {
@@ -45,7 +45,7 @@ export class PoolSync {
     metadata: Record<string, string>,
     projects?: string[],
   ): Promise<void> {
-    const zone = reservationZone(reservationId);
+    const zone = reservationZone(reservationId, this.config.azPrefix);
     const tenants = new Set(
       projects ?? [metadata['blazar:owner'], ...(metadata.filter_tenant_id ?? '').split(',')],
     );
@@ -89,6 +89,33 @@ export class PoolSync {
       await this.clearForTenants(host.name, tenants);
       await this.driver.addHost(reservationId, host.name);
     }
+  }
+
+  /**
+   * The reservation's aggregate in the compute service, made with the lease as Blazar
+   * makes it (named by the reservation id, its zone, the metadata); hosts join at the
+   * start (or when prepared). Climate's own record of the pool is made then too.
+   */
+  async createComputePool(reservationId: string, metadata: Record<string, string>): Promise<void> {
+    await this.driver.ensurePool({
+      name: reservationId,
+      availabilityZone: reservationZone(reservationId, this.config.azPrefix),
+      metadata,
+    });
+  }
+
+  /**
+   * Deletes the aggregate `createComputePool` made for a reservation that never started.
+   * One the provisioning lead time prepared (hosts in it) is left to its undo, which
+   * moves the hosts back first.
+   */
+  async discardComputePool(reservationId: string): Promise<void> {
+    const { rows } = await sql(
+      this.dataSource.manager,
+      `SELECT 1 FROM aggregates WHERE name = $1`,
+      [reservationId],
+    );
+    if (rows.length === 0) await this.driver.deletePool(reservationId);
   }
 
   /**
@@ -152,7 +179,7 @@ export class PoolSync {
     if ([...targets.values()].includes('recycle')) {
       await this.driver.ensurePool({
         name: 'recycle',
-        availabilityZone: RECYCLE_ZONE,
+        availabilityZone: recycleZone(this.config.azPrefix),
         metadata: {},
       });
     }

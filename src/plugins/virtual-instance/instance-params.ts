@@ -13,9 +13,11 @@ export interface InstanceParams {
   resource_properties: string;
   /** An existing (shelved) server this reservation is for: the Climate flow. */
   server_id: string | null;
-  /** Set when the reservation starts. */
+  /** Made with the lease (as Blazar), or at the start (the builtin driver's aggregate). */
   server_group_id: string | null;
   aggregate_id: number | null;
+  /** Groups made for an affinity an update changed before the start: deleted then. */
+  retired_server_group_ids?: string[];
 }
 
 const SIZE_KEYS = ['vcpus', 'memory_mb', 'disk_gb', 'amount'] as const;

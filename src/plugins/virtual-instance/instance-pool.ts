@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock.js';
-import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
+import {
+  COMPUTE_DRIVER,
+  type ComputeDriver,
+  type FlavorSpec,
+} from '../../compute/compute-driver.js';
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { reservationClass } from '../../compute/placement.client.js';
@@ -19,6 +23,8 @@ export interface SlotReservation {
   serverGroupId: string | null;
   /** More of the flavor, copied from the flavor a flavor:instance reservation names. */
   flavor?: { ephemeralGb: number; swapMb: number; extraSpecs: Record<string, string> };
+  /** Groups made for an affinity the reservation no longer has: deleted at its start. */
+  retiredServerGroupIds: string[];
 }
 
 /**
@@ -36,30 +42,66 @@ export class InstancePool {
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
   ) {}
 
-  async start(r: SlotReservation): Promise<{ serverGroupId: string | null; aggregateId: number }> {
-    const serverGroupId =
-      r.affinity === null
-        ? null
-        : (r.serverGroupId ??
-          (await this.driver.ensureServerGroup(
-            `reservation:${r.id}`,
-            r.affinity ? 'affinity' : 'anti-affinity',
-            { projectId: r.projectId, trustId: r.trustId },
-          )));
-    const metadata: Record<string, string> = {
+  /**
+   * What Blazar makes when the lease is created: the server group (with affinity), the
+   * private flavor and the aggregate, still without hosts. Idempotent; `discard` undoes it.
+   */
+  async materialize(
+    r: SlotReservation,
+  ): Promise<{ serverGroupId: string | null; aggregateId: number | null }> {
+    const serverGroupId = await this.group(r);
+    try {
+      const [, aggregateId] = await Promise.all([
+        this.driver.ensureFlavor(this.flavor(r, serverGroupId)),
+        this.driver.ensurePool({
+          name: r.id,
+          availabilityZone: null,
+          metadata: this.metadata(r, serverGroupId),
+        }),
+      ]);
+      return { serverGroupId, aggregateId };
+    } catch (error) {
+      // The group is known only here: the create's undo would not find it.
+      if (serverGroupId !== null) {
+        await this.driver.deleteServerGroup(serverGroupId).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  /** Removes what `materialize` made, for a reservation that never started. */
+  async discard(r: SlotReservation): Promise<void> {
+    await this.driver.deleteFlavor(r.id);
+    for (const id of [r.serverGroupId, ...r.retiredServerGroupIds]) {
+      if (id !== null) await this.driver.deleteServerGroup(id);
+    }
+    await this.driver.deletePool(r.id);
+  }
+
+  /** The group the reservation's affinity asks for: the one it has, or a new one. */
+  private async group(r: SlotReservation): Promise<string | null> {
+    if (r.affinity === null) return null;
+    return (
+      r.serverGroupId ??
+      (await this.driver.ensureServerGroup(
+        `reservation:${r.id}`,
+        r.affinity ? 'affinity' : 'anti-affinity',
+        { projectId: r.projectId, trustId: r.trustId },
+      ))
+    );
+  }
+
+  private metadata(r: SlotReservation, serverGroupId: string | null): Record<string, string> {
+    return {
       reservation: r.id,
       filter_tenant_id: r.projectId,
       'blazar:owner': r.projectId,
       ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
     };
-    const extraSpecs: Record<string, string> = {
-      ...r.flavor?.extraSpecs,
-      'aggregate_instance_extra_specs:reservation': r.id,
-      // One unit of the reservation's own class: Placement holds exactly its slots.
-      [`resources:${reservationClass(r.id)}`]: '1',
-      ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
-    };
-    await this.driver.ensureFlavor({
+  }
+
+  private flavor(r: SlotReservation, serverGroupId: string | null): FlavorSpec {
+    return {
       id: r.id,
       name: `reservation:${r.id}`,
       vcpus: r.vcpus,
@@ -67,8 +109,22 @@ export class InstancePool {
       diskGb: r.diskGb,
       ephemeralGb: r.flavor?.ephemeralGb,
       swapMb: r.flavor?.swapMb,
-      extraSpecs,
-    });
+      extraSpecs: {
+        ...r.flavor?.extraSpecs,
+        'aggregate_instance_extra_specs:reservation': r.id,
+        // One unit of the reservation's own class: Placement holds exactly its slots.
+        [`resources:${reservationClass(r.id)}`]: '1',
+        ...(serverGroupId === null ? {} : { affinity_id: serverGroupId }),
+      },
+    };
+  }
+
+  async start(r: SlotReservation): Promise<{ serverGroupId: string | null; aggregateId: number }> {
+    // Groups its affinity had before an update (made at the create) are not its own now.
+    for (const id of r.retiredServerGroupIds) await this.driver.deleteServerGroup(id);
+    const serverGroupId = await this.group(r);
+    const metadata = this.metadata(r, serverGroupId);
+    await this.driver.ensureFlavor(this.flavor(r, serverGroupId));
     const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {
       const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
         metadata,

@@ -133,11 +133,18 @@ export class VirtualInstancePlugin implements ResourcePlugin {
         'CantUpdateParameter',
       );
     }
+    // A group made with the lease for another affinity is no longer this reservation's:
+    // the start deletes it and makes the one the new affinity asks for.
+    const regroup = next.affinity !== current.affinity && current.server_group_id !== null;
     return {
       ...next,
       server_id: current.server_id ?? null,
-      server_group_id: current.server_group_id,
+      server_group_id: regroup ? null : current.server_group_id,
       aggregate_id: current.aggregate_id,
+      retired_server_group_ids: [
+        ...(current.retired_server_group_ids ?? []),
+        ...(regroup ? [current.server_group_id as string] : []),
+      ],
     };
   }
 
@@ -227,6 +234,24 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     return placement;
   }
 
+  /**
+   * Blazar's objects of a new reservation, made with the lease: its server group (with
+   * affinity), private flavor and aggregate (empty until the start). Not for a reserved
+   * existing server (the Climate flow), which never boots with the flavor.
+   */
+  async materialize(reservation: Reservation, lease: Lease): Promise<JsonObject> {
+    const params = asInstanceParams(reservation.params);
+    if (params.server_id) return {};
+    const made = await this.pool.materialize(this.slotReservation(reservation, lease, params));
+    return { server_group_id: made.serverGroupId, aggregate_id: made.aggregateId };
+  }
+
+  async discard(reservation: Reservation, lease: Lease): Promise<void> {
+    const params = asInstanceParams(reservation.params);
+    if (params.server_id) return;
+    await this.pool.discard(this.slotReservation(reservation, lease, params));
+  }
+
   async release(tx: EntityManager, reservation: Reservation): Promise<void> {
     await this.slots.release(tx, reservation.id);
     await sql(tx, `DELETE FROM claims WHERE reservation_id = $1`, [reservation.id]);
@@ -245,7 +270,11 @@ export class VirtualInstancePlugin implements ResourcePlugin {
       }
       if (host !== undefined) await this.driver.unshelveServer(params.server_id, host);
     }
-    const owned = { server_group_id: made.serverGroupId, aggregate_id: made.aggregateId };
+    const owned = {
+      server_group_id: made.serverGroupId,
+      aggregate_id: made.aggregateId,
+      retired_server_group_ids: [],
+    };
     reservation.params = { ...reservation.params, ...owned };
     // Written straight away, so a retried start finds the group it made; only the keys
     // the start owns, merged into the row as it is now: `params` as read before the
@@ -315,6 +344,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
       diskGb: p.disk_gb,
       affinity: p.affinity,
       serverGroupId: p.server_group_id ?? null,
+      retiredServerGroupIds: p.retired_server_group_ids ?? [],
     };
   }
 }

@@ -136,6 +136,26 @@ class ConfigTest(unittest.TestCase):
         self.assertIsNone(conf.climate.url)
         self.assertIsNone(conf.climate.auth_type)
 
+    def test_should_fail_safe_with_the_configured_pool_names(self):
+        conf = self.load('[climate]\nfreepool_name = free-hosts\n'
+                         'az_prefix = site_\n')
+        self.assertEqual(('free-hosts', 'site_'),
+                         climate_client.pool_names(conf))
+        self.assertEqual(('freepool', 'blazar_'),
+                         climate_client.pool_names(self.load('[climate]\n')))
+        flt = climate_filter.ClimateFilter(conf=conf)
+
+        def down():
+            raise climate_client.Unavailable('HTTP 503: down')
+        flt._get_client = down
+        hosts = [host('a', support.aggregate('free-hosts')),
+                 host('b', support.aggregate('r-1', zone='site_r-1')),
+                 host('c', support.aggregate('freepool')),
+                 host('d')]
+        with self.assertLogs('climatenova.filter', 'WARNING'):
+            passed = flt.filter_all(hosts, spec())
+        self.assertEqual(['c', 'd'], [h.nodename for h in passed])
+
     def test_should_list_the_options_when_generating_a_sample(self):
         [(group, opts)] = climate_client.list_opts()
         self.assertEqual('climate', group)

@@ -54,6 +54,17 @@ class IsManagedTest(unittest.TestCase):
             name='r-1', metadata={'availability_zone': 'blazar_r-1'})
         self.assertTrue(fallback.is_managed(host('a', agg)))
 
+    def test_should_know_a_renamed_freepool_and_zone_prefix(self):
+        renamed = dict(freepool='free-hosts', zone_prefix='site_')
+        self.assertTrue(fallback.is_managed(
+            host('a', aggregate('free-hosts')), **renamed))
+        self.assertTrue(fallback.is_managed(
+            host('a', aggregate('r-1', zone='site_r-1')), **renamed))
+        self.assertFalse(fallback.is_managed(
+            host('a', aggregate('freepool')), **renamed))
+        self.assertEqual(['b'], [h.nodename for h in fallback.unmanaged(
+            [host('a', aggregate('free-hosts')), host('b')], **renamed)])
+
     def test_should_keep_order_when_listing_unmanaged_hosts(self):
         hosts = [host('a'), host('b', aggregate('freepool')), host('c')]
         self.assertEqual(['a', 'c'],

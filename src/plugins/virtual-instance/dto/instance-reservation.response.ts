@@ -28,10 +28,20 @@ export class InstanceReservationFields {
   @ApiProperty({ format: 'uuid', description: 'The flavor to boot into the reservation' })
   flavor_id!: string;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Set once the lease has started' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description:
+      'The Nova server group to boot with (made with the lease, as Blazar); null without affinity, or after an update of affinity until the start',
+  })
   server_group_id!: string | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Set once the lease has started' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      "The Nova aggregate's id (made with the lease, as Blazar); with the builtin driver Climate's own pool's, from the start",
+  })
   aggregate_id!: number | null;
 
   @ApiPropertyOptional({ description: 'The existing server the reservation is for, if any' })
