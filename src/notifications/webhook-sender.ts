@@ -60,9 +60,10 @@ export class WebhookSender implements OnApplicationShutdown {
     body: string,
     timeoutMs: number,
   ): Promise<DeliveryOutcome> {
-    const first = await this.attempt(url, headers, body, timeoutMs);
-    // The receiver closed an idle connection as the request went out on it: once more.
-    if (first.stale) return (await this.attempt(url, headers, body, timeoutMs)).outcome;
+    const first = await this.attempt(url, headers, body, timeoutMs, false);
+    // The receiver closed an idle connection as the request went out on it: once more, on
+    // a connection of its own (the other idle ones may be closed too).
+    if (first.stale) return (await this.attempt(url, headers, body, timeoutMs, true)).outcome;
     return first.outcome;
   }
 
@@ -71,6 +72,7 @@ export class WebhookSender implements OnApplicationShutdown {
     headers: Record<string, string>,
     body: string,
     timeoutMs: number,
+    fresh: boolean,
   ): Promise<Attempt> {
     return new Promise((resolve) => {
       const target = new URL(url);
@@ -87,7 +89,7 @@ export class WebhookSender implements OnApplicationShutdown {
       };
       const req: ClientRequest = (secure ? httpsRequest : httpRequest)(target, {
         method: 'POST',
-        agent: secure ? this.agents.https : this.agents.http,
+        agent: fresh ? false : secure ? this.agents.https : this.agents.http,
         headers: { ...headers, 'Content-Length': String(payload.length) },
       });
       const giveUp = (): void => {
