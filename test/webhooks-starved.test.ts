@@ -6,9 +6,11 @@ import { sleep, waitFor } from './support/seed.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 // Minutes, not seconds: the managers run at the lowest priority beside busy loops.
-// No retry: the receiver answers within milliseconds of reading a request, so a repeat
-// here is a manager giving up on an answer it had (before the fix: 8 of 200 on a loaded
-// machine, the answers unread in the manager's socket for 1-2.6 s when it gave up).
+// No retry: the receiver answers within milliseconds of reading a request (18 ms at most
+// after the manager sent it, measured at load 17), so a repeat here is a manager giving up
+// on an answer it had, or losing its record of one. Before the fixes, 4-8 of 200 were
+// repeated in a third of the runs on a loaded machine; test/webhook-sender-starved.test.ts
+// and test/webhooks-record-retry.test.ts show each cause deterministically.
 jest.setTimeout(420_000);
 
 const SECRET = 'starved-test-secret-0123456789';
