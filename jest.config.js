@@ -28,15 +28,6 @@ module.exports = {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/test/webhooks-starved\\.test\\.ts$'],
-      setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
-    },
-    // Two managers at nice 19 beside busy loops for minutes: alone, after the suite
-    // (`npm run test:starved`); it still repeats a few deliveries on a loaded machine.
-    {
-      ...common,
-      displayName: 'starved',
-      testMatch: ['<rootDir>/test/webhooks-starved.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/support/timeout.ts'],
     },
     // The web page in Debian's Chromium (playwright-core) against a running Climate: part of

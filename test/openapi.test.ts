@@ -103,11 +103,15 @@ describe('the OpenAPI document', () => {
     }
   }
 
-  /** Operators' routes answer what they like (text/plain for metrics): checked generically. */
+  /**
+   * Operators' routes answer what they like (text/plain for metrics): checked generically.
+   * Without a token (the probes; /metrics refuses it) and with the admin's (/metrics).
+   */
   async function probes(): Promise<void> {
     for (const route of registeredRoutes(t.app).filter((r) => !/ \/(v1|versions|$)/.test(r))) {
       await call(route, { headers: {} });
       await call(route, { headers: {}, query: NUL_QUERY });
+      await call(route, { headers: ADMIN });
     }
   }
 

@@ -39,7 +39,7 @@ const DEFAULTS: Record<RouteKey, Row> = {
   'GET /versions': ALL,
   'GET /healthz': ALL,
   'GET /readyz': ALL,
-  'GET /metrics': ALL,
+  'GET /metrics': ADMIN,
   'GET /v1/leases': READER,
   'POST /v1/leases': MEMBER,
   'GET /v1/leases/{id}': READ_OWN,

@@ -1,4 +1,4 @@
-import { patientTimeout } from './patient-timeout';
+import { patientTimeout, wallTimeout } from './patient-timeout';
 
 describe('patientTimeout', () => {
   let clock = 0;
@@ -47,5 +47,23 @@ describe('patientTimeout', () => {
     cancel();
     run(500);
     expect(fired).not.toHaveBeenCalled();
+  });
+
+  it('should fire a wall timeout after ms however late the loop ran, and not once cancelled', () => {
+    const fired = jest.fn();
+    wallTimeout(1000, fired);
+    jest.advanceTimersByTime(999);
+    expect(fired).not.toHaveBeenCalled();
+    // The check phase: after the poll that reads what arrived.
+    jest.advanceTimersByTime(1);
+    expect(fired).not.toHaveBeenCalled();
+    jest.runOnlyPendingTimers();
+    expect(fired).toHaveBeenCalledTimes(1);
+    const cancelled = jest.fn();
+    const cancel = wallTimeout(100, cancelled);
+    jest.advanceTimersByTime(100);
+    cancel();
+    jest.runOnlyPendingTimers();
+    expect(cancelled).not.toHaveBeenCalled();
   });
 });

@@ -195,6 +195,29 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
+  /**
+   * Records a 2xx, again after a failure (a starved manager's database connection can time
+   * out on its own delay) for as long as the claim surely stays ours: until it is recorded
+   * no other manager sends that notification, and the receiver has it. A database away
+   * longer than that throws; the notification may then go again (the other manager).
+   */
+  private async record(url: string, id: string, hold: Hold): Promise<void> {
+    // A statement's longest wait: past it the connection is dropped (bounded-client.ts).
+    const statementMs = this.config.databaseQueryTimeoutMs + 1000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.store.delivered(url, [id], this.clock.now());
+        return;
+      } catch (error) {
+        const waitMs = Math.min(1000 * attempt, 5000);
+        if (hold.lost || this.stopped || Date.now() + waitMs + statementMs >= hold.until) {
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+  }
+
   /** Room for one more POST (its timeout twice over: a starved one runs late) and its record. */
   private roomFor(hold: Hold): boolean {
     return !hold.lost && Date.now() + 2 * this.config.webhooks.timeoutMs + 10_000 < hold.until;
@@ -218,7 +241,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           if (outcome.result === 'delivered') {
             // Recorded at once: a crash now repeats only what was in flight.
             try {
-              await this.store.delivered(url, [row.id], this.clock.now());
+              await this.record(url, row.id, hold);
             } catch (e) {
               dbErrors.push(e instanceof Error ? e : new Error(String(e)));
               away = true;

@@ -19,6 +19,7 @@ import {
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../common/auth/auth.guard.js';
+import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { HealthResponse } from './health.response.js';
 import { CONFIG } from '../config/config.module.js';
@@ -35,12 +36,13 @@ class HealthCheckFailed implements ExceptionFilter {
 }
 
 /**
- * What operators and Kubernetes watch: liveness, readiness and Prometheus metrics. Public,
- * on the API port (roles api and all) and on METRICS_PORT (manager; all when it is set).
+ * What operators and Kubernetes watch: liveness, readiness and Prometheus metrics, on the
+ * API port (roles api and all) and on METRICS_PORT (manager; all when it is set). The
+ * probes are public (a kubelet has no token; they say up or down, and which dependency is
+ * down). /metrics on the API port is decided by climate:metrics:get (admin by default; a
+ * POLICY_FILE `"@"` lets a scraper in without a token); METRICS_PORT asks for nothing.
  */
 @Controller()
-@Public()
-@ApiSecurity({})
 @UseFilters(HealthCheckFailed)
 export class HealthController {
   constructor(
@@ -53,6 +55,8 @@ export class HealthController {
 
   /** Alive and serving. Nothing outside the process: a database outage is for /readyz. */
   @Get('healthz')
+  @Public()
+  @ApiSecurity({})
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Liveness: the process serves (a database outage is not its concern)' })
   @ApiOkResponse({ type: HealthResponse, description: 'Alive' })
@@ -65,6 +69,8 @@ export class HealthController {
 
   /** Can do its work now: the database, the OpenStack services in use, the manager. */
   @Get('readyz')
+  @Public()
+  @ApiSecurity({})
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Readiness: the database, Keystone, Nova and Placement in use, and the manager',
@@ -77,7 +83,13 @@ export class HealthController {
   }
 
   @Get('metrics')
-  @ApiOperation({ summary: "Prometheus metrics, in Prometheus' text format" })
+  @Authorize('climate:metrics:get', { tokenless: true })
+  @ApiOperation({
+    summary: "Prometheus metrics, in Prometheus' text format",
+    description:
+      'On the API port: climate:metrics:get decides (admin by default); with a rule that ' +
+      'passes for anyone (`"@"` in POLICY_FILE) no token is asked. On METRICS_PORT: open.',
+  })
   @ApiOkResponse({
     description: 'The metrics',
     content: { 'text/plain': { schema: { type: 'string' } } },

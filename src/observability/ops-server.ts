@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { BeforeApplicationShutdown, Inject, Injectable, type LoggerService } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { markOpsPort } from '../common/auth/auth.guard.js';
 import { requestIdOf } from '../common/http-middleware.js';
 import { listenProblem } from '../config/listen-problem.js';
 import { observeRequest } from './access-log.js';
@@ -53,7 +54,11 @@ export class OpsServer implements BeforeApplicationShutdown {
     const observe = observeRequest(this.metrics, this.logger);
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
-      if (OPS_PATHS.has(path)) return app(req, res);
+      if (OPS_PATHS.has(path)) {
+        // Open here, whatever the policy: this port is for the operator's own scrapers.
+        markOpsPort(req);
+        return app(req, res);
+      }
       observe(req, res);
       res.setHeader('X-OpenStack-Request-ID', requestIdOf(req));
       notFound(res);

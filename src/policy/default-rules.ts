@@ -208,6 +208,16 @@ export const API_RULES: RuleDefault[] = [
     description: 'Mark a host always on, or not.',
     operations: [op('PUT', '/v1/os-hosts/{id}/power')],
   },
+  {
+    name: 'climate:metrics:get',
+    check: ADMIN,
+    description:
+      'Prometheus metrics on the API port (roles api and all without METRICS_PORT). A ' +
+      'scraper has no Keystone token: set this rule to "@" to let anyone in without one, ' +
+      'or give the scraper METRICS_PORT, which asks for no token and no rule. /healthz and ' +
+      '/readyz are open on both ports.',
+    operations: [op('GET', '/metrics')],
+  },
 ];
 
 export const DEFAULT_RULES: RuleDefault[] = [...BASE_RULES, ...API_RULES];

@@ -11,6 +11,11 @@ export interface RouteRule {
   rule: string;
   /** The handler decides (its answer depends on what is asked), not the guard. */
   inHandler: boolean;
+  /**
+   * No token is asked when the rule in force passes for a caller without one (a POLICY_FILE
+   * `"@"`): for clients that cannot carry a Keystone token, such as Prometheus.
+   */
+  tokenless: boolean;
 }
 
 /**
@@ -18,8 +23,15 @@ export interface RouteRule {
  * project before the handler runs; handlers of routes on an object check it again
  * against the object's owner. The OpenAPI document names it as `x-policy`.
  */
-export function Authorize(rule: string, options: { inHandler?: boolean } = {}): MethodDecorator {
-  const value: RouteRule = { rule, inHandler: options.inHandler ?? false };
+export function Authorize(
+  rule: string,
+  options: { inHandler?: boolean; tokenless?: boolean } = {},
+): MethodDecorator {
+  const value: RouteRule = {
+    rule,
+    inHandler: options.inHandler ?? false,
+    tokenless: options.tokenless ?? false,
+  };
   return applyDecorators(SetMetadata(RULE, value), ApiExtension('x-policy', rule));
 }
 
@@ -49,6 +61,12 @@ export class Policy {
   /** Whether the rule passes for the caller, on the owner's object (default: its own). */
   allows(caller: Identity, rule: string, owner: Owner = caller): boolean {
     return this.rules.allows(rule, target(owner), credentials(caller));
+  }
+
+  /** Whether the rule passes for a caller with no token: no user, project or role. */
+  allowsAnyone(rule: string): boolean {
+    const nobody: Credentials = { user_id: '', project_id: '', roles: [], is_admin: false };
+    return this.rules.allows(rule, {}, nobody);
   }
 
   /** Blazar's 403 naming the rule unless it passes. */
