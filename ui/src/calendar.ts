@@ -2,6 +2,7 @@ import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
+import { floatingIpRows, heldAddresses, listFloatingIps, type FloatingIp } from './floatingips';
 import { RowPager, type Row } from './rows';
 
 /** A call the API refuses this caller (403) answers null; any other failure throws. */
@@ -25,6 +26,8 @@ export interface Bar {
   start: Date;
   end: Date;
   slots?: number;
+  /** A floating-IP bar's address (its row); host bars have none. */
+  address?: string;
   status: string;
 }
 
@@ -73,6 +76,8 @@ export class Calendar {
   readonly pager: RowPager;
   private fetched: { start: number; end: number } | null = null;
   private hosts: Host[] | null = null;
+  /** The registered floating IPs (undefined: not asked yet; null: not listed to this caller). */
+  private floatingIps: FloatingIp[] | null | undefined = undefined;
   private loading: Promise<void> | null = null;
   private again = false;
   /**
@@ -147,7 +152,8 @@ export class Calendar {
     span.className = 'bar-label';
     span.tabIndex = 0;
     span.setAttribute('role', 'button');
-    const text = `${name}${slots}, ${LABEL[bar.status]}, on ${bar.host}, ${show(bar.start)} to ${show(bar.end)}`;
+    const where = bar.address === undefined ? bar.host : `floating IP ${bar.address}`;
+    const text = `${name}${slots}, ${LABEL[bar.status]}, on ${where}, ${show(bar.start)} to ${show(bar.end)}`;
     span.setAttribute('aria-label', text);
     span.title = text;
     span.addEventListener('keydown', (e) => {
@@ -168,7 +174,10 @@ export class Calendar {
 
   /** Refetches when the visible window leaves what was fetched (or when forced). */
   refresh(force = false): Promise<void> {
-    if (force) this.fetched = null;
+    if (force) {
+      this.fetched = null;
+      this.floatingIps = undefined;
+    }
     if (this.loading !== null) {
       this.again = true;
       return this.loading;
@@ -194,8 +203,11 @@ export class Calendar {
     const from = new Date(start - pad);
     const to = new Date(end + pad);
     const window = { start: toInput(from), end: toInput(to) };
-    const [, { leases }, all] = await Promise.all([
+    const [, , { leases }, all] = await Promise.all([
       this.listHosts(),
+      this.floatingIps === undefined
+        ? listFloatingIps().then((list) => (this.floatingIps = list))
+        : null,
       get<{ leases: Lease[] }>('/v1/leases', window),
       forbiddenAsNull(get<{ allocations: Allocation[] }>('/v1/os-hosts/allocations', window)),
     ]);
@@ -270,12 +282,17 @@ export class Calendar {
         });
       });
     }
+    const hostRows = rows.size;
+    const addresses = this.floatingIpBars(leases, rows, items, now);
     const parents = new Map<string, string[]>();
     for (const [id, row] of rows) {
       parents.set(row.label, [...(parents.get(row.label) ?? []), id]);
     }
     const list: Row[] = [];
-    for (const [label, ids] of [...parents].sort(([a], [b]) => byName(a, b))) {
+    // Hosts' groups first, then the floating IPs' (by network).
+    const order = ([a]: [string, string[]], [b]: [string, string[]]) =>
+      Number(a.startsWith('floating IPs')) - Number(b.startsWith('floating IPs')) || byName(a, b);
+    for (const [label, ids] of [...parents].sort(order)) {
       list.push({ id: `g:${label}`, content: label, header: true });
       for (const id of ids) list.push({ id, content: rows.get(id)?.name ?? id, header: false });
     }
@@ -284,7 +301,8 @@ export class Calendar {
     this.items.add(items);
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
-    const summary = `${rows.size} hosts, ${items.length} allocations`;
+    const fips = addresses === 0 ? '' : `, ${addresses} floating IPs`;
+    const summary = `${hostRows} hosts, ${items.length} allocations${fips}`;
     let said = false;
     const done = () => {
       if (said) return;
@@ -294,6 +312,45 @@ export class Calendar {
     };
     this.timeline.on('changed', done);
     setTimeout(done, 2000);
+  }
+
+  /**
+   * Rows of floating IPs (every registered one when the API lists them) and bars for the
+   * addresses the leases in the window hold; answers how many address rows.
+   */
+  private floatingIpBars(
+    leases: Lease[],
+    rows: Map<string, { name: string; label: string }>,
+    items: (DataItem & { bar: Bar })[],
+    now: number,
+  ): number {
+    const held = heldAddresses(leases);
+    const fipRows = floatingIpRows(this.floatingIps ?? null, held);
+    for (const [id, row] of fipRows) rows.set(id, row);
+    for (const h of held) {
+      const start = parseWire(h.start);
+      const end = parseWire(h.end);
+      const status = statusOf(h.lease, end, now);
+      const bar: Bar = {
+        lease: h.lease,
+        leaseId: h.lease.id,
+        host: h.address,
+        address: h.address,
+        start,
+        end,
+        status,
+      };
+      items.push({
+        id: `${h.reservationId}@${h.row}`,
+        group: h.row,
+        start,
+        end,
+        content: '',
+        className: `bar-${status}`,
+        bar,
+      });
+    }
+    return fipRows.size;
   }
 
   private showRows(rows: Row[]): void {
