@@ -1,8 +1,9 @@
 import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
+import { LABEL, statusOf, type Bar } from './bars';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
-import { floatingIpRows, heldAddresses, listFloatingIps, type FloatingIp } from './floatingips';
+import { floatingIpBars, listFloatingIps, type FloatingIp } from './floatingips';
 import { RowPager, type Row } from './rows';
 
 /** A call the API refuses this caller (403) answers null; any other failure throws. */
@@ -15,41 +16,7 @@ async function forbiddenAsNull<T>(call: Promise<T>): Promise<T | null> {
   }
 }
 
-/** An allocation shown less than this before its end is "ending soon". */
-const ENDING_SOON = 24 * HOUR;
 const TOPOLOGY = ['rack', 'row', 'room'];
-
-export interface Bar {
-  lease: Lease | null;
-  leaseId: string | null;
-  host: string;
-  start: Date;
-  end: Date;
-  slots?: number;
-  /** A floating-IP bar's address (its row); host bars have none. */
-  address?: string;
-  status: string;
-}
-
-/** The status class a bar is drawn with (the legend names the same ones). */
-export function statusOf(lease: Lease | null, end: Date, now: number): string {
-  if (lease === null) return 'reserved';
-  if (lease.degraded) return 'degraded';
-  if (lease.status === 'ACTIVE') return end.getTime() - now < ENDING_SOON ? 'ending' : 'active';
-  if (['PENDING', 'CREATING', 'STARTING', 'UPDATING'].includes(lease.status)) return 'pending';
-  if (lease.status === 'ERROR') return 'error';
-  return 'ended';
-}
-
-const LABEL: Record<string, string> = {
-  reserved: 'reserved (another project)',
-  degraded: 'degraded',
-  ending: 'ending soon',
-  active: 'active',
-  pending: 'pending',
-  error: 'error',
-  ended: 'ended',
-};
 
 /** rack r2 before rack r10. */
 const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
@@ -282,8 +249,8 @@ export class Calendar {
         });
       });
     }
-    const hostRows = rows.size;
-    const addresses = this.floatingIpBars(leases, rows, items, now);
+    const [hostRows, hostBars] = [rows.size, items.length];
+    const addresses = floatingIpBars(this.floatingIps ?? null, leases, rows, items, now);
     const parents = new Map<string, string[]>();
     for (const [id, row] of rows) {
       parents.set(row.label, [...(parents.get(row.label) ?? []), id]);
@@ -301,8 +268,9 @@ export class Calendar {
     this.items.add(items);
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
-    const fips = addresses === 0 ? '' : `, ${addresses} floating IPs`;
-    const summary = `${hostRows} hosts, ${items.length} allocations${fips}`;
+    const held = items.length - hostBars;
+    const fips = addresses === 0 ? '' : `; ${addresses} floating IPs, ${held} held`;
+    const summary = `${hostRows} hosts, ${hostBars} allocations${fips}`;
     let said = false;
     const done = () => {
       if (said) return;
@@ -312,45 +280,6 @@ export class Calendar {
     };
     this.timeline.on('changed', done);
     setTimeout(done, 2000);
-  }
-
-  /**
-   * Rows of floating IPs (every registered one when the API lists them) and bars for the
-   * addresses the leases in the window hold; answers how many address rows.
-   */
-  private floatingIpBars(
-    leases: Lease[],
-    rows: Map<string, { name: string; label: string }>,
-    items: (DataItem & { bar: Bar })[],
-    now: number,
-  ): number {
-    const held = heldAddresses(leases);
-    const fipRows = floatingIpRows(this.floatingIps ?? null, held);
-    for (const [id, row] of fipRows) rows.set(id, row);
-    for (const h of held) {
-      const start = parseWire(h.start);
-      const end = parseWire(h.end);
-      const status = statusOf(h.lease, end, now);
-      const bar: Bar = {
-        lease: h.lease,
-        leaseId: h.lease.id,
-        host: h.address,
-        address: h.address,
-        start,
-        end,
-        status,
-      };
-      items.push({
-        id: `${h.reservationId}@${h.row}`,
-        group: h.row,
-        start,
-        end,
-        content: '',
-        className: `bar-${status}`,
-        bar,
-      });
-    }
-    return fipRows.size;
   }
 
   private showRows(rows: Row[]): void {

@@ -1,5 +1,5 @@
 import { get, type Lease } from './api';
-import type { Bar } from './calendar';
+import type { Bar } from './bars';
 import { parseWire, show } from './dates';
 
 function row(list: HTMLElement, term: string, value: string): void {

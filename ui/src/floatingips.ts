@@ -1,4 +1,7 @@
+import type { DataItem } from 'vis-timeline/standalone';
 import { ApiError, get, type Lease } from './api';
+import { statusOf, type Bar } from './bars';
+import { parseWire } from './dates';
 
 /** Blazar's floating IP object (`GET /v1/floatingips`). */
 export interface FloatingIp {
@@ -88,4 +91,45 @@ export function floatingIpRows(
     rows.set(h.row, { name: h.address, label: labelOf(network) });
   }
   return rows;
+}
+
+/**
+ * Rows of floating IPs (every registered one when the API lists them) and bars for the
+ * addresses the leases in the window hold, added to the calendar's; answers how many
+ * address rows.
+ */
+export function floatingIpBars(
+  registered: FloatingIp[] | null,
+  leases: Lease[],
+  rows: Map<string, { name: string; label: string }>,
+  items: (DataItem & { bar: Bar })[],
+  now: number,
+): number {
+  const held = heldAddresses(leases);
+  const fipRows = floatingIpRows(registered, held);
+  for (const [id, row] of fipRows) rows.set(id, row);
+  for (const h of held) {
+    const start = parseWire(h.start);
+    const end = parseWire(h.end);
+    const status = statusOf(h.lease, end, now);
+    const bar: Bar = {
+      lease: h.lease,
+      leaseId: h.lease.id,
+      host: h.address,
+      address: h.address,
+      start,
+      end,
+      status,
+    };
+    items.push({
+      id: `${h.reservationId}@${h.row}`,
+      group: h.row,
+      start,
+      end,
+      content: '',
+      className: `bar-${status}`,
+      bar,
+    });
+  }
+  return fipRows.size;
 }
