@@ -42,6 +42,8 @@ export class Calendar {
   private focused: string | null = null;
   readonly pager: RowPager;
   private fetched: { start: number; end: number } | null = null;
+  /** The host rows (with their groups' headers) when floating-IP rows follow them. */
+  private hostRowIds: string[] | null = null;
   private hosts: Host[] | null = null;
   /** The registered floating IPs (undefined: not asked yet; null: not listed to this caller). */
   private floatingIps: FloatingIp[] | null | undefined = undefined;
@@ -59,7 +61,9 @@ export class Calendar {
   constructor(element: HTMLElement, scroller: HTMLElement, position: HTMLElement) {
     const now = Date.now();
     this.inView = new DataView(this.items, {
-      filter: (item) => item.type === 'background' || this.visible.has(String(item.group)),
+      filter: (item) =>
+        (item.type === 'background' && item.group === undefined) ||
+        this.visible.has(String(item.group)),
     });
     const spacer = document.createElement('div');
     scroller.append(spacer);
@@ -266,6 +270,8 @@ export class Calendar {
     this.items.clear();
     this.labels.clear();
     this.items.add(items);
+    const firstFip = list.findIndex((r) => r.header && r.content.startsWith('floating IPs'));
+    this.hostRowIds = firstFip < 0 ? null : list.slice(0, firstFip).map((r) => r.id);
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
     const held = items.length - hostBars;
@@ -292,19 +298,27 @@ export class Calendar {
     this.inView.refresh();
   }
 
-  /** Free windows from the availability search, drawn behind the bars. */
+  /**
+   * Free windows from the availability search, drawn behind the bars: across the calendar,
+   * or behind the host rows only when floating-IP rows follow them.
+   */
   showWindows(windows: { start: Date; end: Date }[]): void {
     this.items.remove(this.items.getIds({ filter: (i) => String(i.id).startsWith('window:') }));
+    const rows = this.hostRowIds ?? [undefined];
     this.items.add(
-      windows.map((w, i) => ({
-        id: `window:${i}`,
-        start: w.start,
-        end: w.end,
-        type: 'background',
-        className: 'free-window',
-        content: `free window ${i + 1}`,
-      })),
+      windows.flatMap((w, i) =>
+        rows.map((group, r) => ({
+          id: `window:${i}:${group ?? ''}`,
+          group,
+          start: w.start,
+          end: w.end,
+          type: 'background',
+          className: 'free-window',
+          content: r === 0 ? `free window ${i + 1}` : '',
+        })),
+      ),
     );
+    this.inView.refresh();
   }
 
   zoom(spanMs: number): void {
