@@ -52,6 +52,16 @@ describe('the web page: find a window and book it', () => {
     expect(listed[0]).toContain(windows[0].start_date.slice(0, 16).replace('T', ' '));
     // Drawn on the calendar behind the bars.
     expect(await page.locator('.vis-item.free-window').count()).toBeGreaterThan(0);
+    // Behind the host rows, not the floating IPs' after them (windows of hosts).
+    const fips = await page
+      .locator('.vis-labelset .vis-label', { hasText: 'floating IPs · network' })
+      .first()
+      .boundingBox();
+    const bottoms = await page
+      .locator('.vis-item.free-window')
+      .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().bottom));
+    expect(fips).not.toBeNull();
+    expect(Math.max(...bottoms)).toBeLessThanOrEqual((fips?.y ?? 0) + 1);
 
     await page.locator('#windows li button').first().click();
     const confirm = page.locator('#confirm[open]');

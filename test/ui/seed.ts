@@ -12,8 +12,20 @@ export const TOKENS = {
   bob: { user_id: 'u-bob', project_id: 'p-b', roles: ['member', 'reader'] },
 };
 
-/** The site's rule that opens the host calendar to role "calendar" (issue 26's rules). */
-export const POLICY = `"blazar:oshosts:get_allocations": "rule:admin or role:calendar"\n`;
+/**
+ * The site's rules: the host calendar open to role "calendar" (issue 26's rules), and the
+ * list of floating IPs too (by default any reader of a project may list them), so that bob
+ * is a tenant the API lists no addresses to.
+ */
+export const POLICY =
+  `"blazar:oshosts:get_allocations": "rule:admin or role:calendar"\n` +
+  `"blazar:floatingips:get": "rule:admin or role:calendar"\n`;
+
+/** The registered floating IPs, by network. */
+export const ADDRESSES: Record<string, string[]> = {
+  'net-public': ['203.0.113.10', '203.0.113.11', '203.0.113.12'],
+  'net-lab': ['198.51.100.5'],
+};
 
 export function authEnv(): Record<string, string> {
   const dir = mkdtempSync(join(tmpdir(), 'ui-'));
@@ -23,7 +35,7 @@ export function authEnv(): Record<string, string> {
     AUTH_STRATEGY: 'tokens',
     AUTH_TOKENS_FILE: join(dir, 'tokens.json'),
     POLICY_FILE: join(dir, 'policy.yaml'),
-    PLUGINS: 'physical:host,virtual:instance',
+    PLUGINS: 'physical:host,virtual:instance,virtual:floatingip',
   };
 }
 
@@ -38,8 +50,9 @@ export function inputDate(d: Date): string {
 const HOUR = 3_600_000;
 
 /**
- * Six hosts on two racks, and five leases: A's active, B's pending, A's instance slots, the
- * admin's ending within the day, B's degraded.
+ * Six hosts on two racks, four floating IPs on two networks, and seven leases: A's active,
+ * B's pending, A's instance slots, the admin's ending within the day, B's degraded; A's
+ * floating IP (active) and B's two (pending).
  */
 export async function seedPool(t: TestApp): Promise<Record<string, string>> {
   for (let i = 1; i <= 6; i++) {
@@ -54,6 +67,15 @@ export async function seedPool(t: TestApp): Promise<Record<string, string>> {
         rack: i <= 3 ? 'r1' : 'r2',
       })
       .expect(201);
+  }
+  for (const [network, addresses] of Object.entries(ADDRESSES)) {
+    for (const address of addresses) {
+      await t.http
+        .post('/v1/floatingips')
+        .set('X-Auth-Token', 'admin')
+        .send({ floating_network_id: network, floating_ip_address: address })
+        .expect(201);
+    }
   }
   const now = Date.now();
   const lease = async (token: string, name: string, start: string, hours: number, r: object) => {
@@ -99,8 +121,20 @@ export async function seedPool(t: TestApp): Promise<Record<string, string>> {
     // Ends within the day: drawn as "ending soon".
     epsilon: await lease('admin', 'epsilon-ending', 'now', 10, host('["==", "$rack", "r1"]')),
     delta: await lease('bob', 'delta-degraded', 'now', 40, host('["==", "$rack", "r1"]')),
+    zeta: await lease('alice', 'zeta-address', 'now', 36, {
+      resource_type: 'virtual:floatingip',
+      network_id: 'net-public',
+      amount: 1,
+      required_floatingips: [ADDRESSES['net-public'][1]],
+    }),
+    eta: await lease('bob', 'eta-addresses', inputDate(new Date(now + 12 * HOUR)), 60, {
+      resource_type: 'virtual:floatingip',
+      network_id: 'net-public',
+      amount: 2,
+    }),
   };
-  // The manager starts what is due: alpha, gamma, delta, epsilon ACTIVE, beta PENDING.
+  // The manager starts what is due: alpha, gamma, delta, epsilon, zeta ACTIVE; beta, eta
+  // PENDING.
   await t.settle();
   // A host under delta failed (as the healing service marks it): "degraded".
   await t.app

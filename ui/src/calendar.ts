@@ -1,7 +1,9 @@
 import { DataSet, DataView, moment, Timeline } from 'vis-timeline/standalone';
 import type { DataGroup, DataItem, TimelineOptions } from 'vis-timeline/standalone';
 import { ApiError, get, type Allocation, type Host, type Lease } from './api';
+import { LABEL, statusOf, type Bar } from './bars';
 import { DAY, HOUR, parseWire, show, toInput } from './dates';
+import { floatingIpBars, listFloatingIps, type FloatingIp } from './floatingips';
 import { RowPager, type Row } from './rows';
 
 /** A call the API refuses this caller (403) answers null; any other failure throws. */
@@ -14,39 +16,7 @@ async function forbiddenAsNull<T>(call: Promise<T>): Promise<T | null> {
   }
 }
 
-/** An allocation shown less than this before its end is "ending soon". */
-const ENDING_SOON = 24 * HOUR;
 const TOPOLOGY = ['rack', 'row', 'room'];
-
-export interface Bar {
-  lease: Lease | null;
-  leaseId: string | null;
-  host: string;
-  start: Date;
-  end: Date;
-  slots?: number;
-  status: string;
-}
-
-/** The status class a bar is drawn with (the legend names the same ones). */
-export function statusOf(lease: Lease | null, end: Date, now: number): string {
-  if (lease === null) return 'reserved';
-  if (lease.degraded) return 'degraded';
-  if (lease.status === 'ACTIVE') return end.getTime() - now < ENDING_SOON ? 'ending' : 'active';
-  if (['PENDING', 'CREATING', 'STARTING', 'UPDATING'].includes(lease.status)) return 'pending';
-  if (lease.status === 'ERROR') return 'error';
-  return 'ended';
-}
-
-const LABEL: Record<string, string> = {
-  reserved: 'reserved (another project)',
-  degraded: 'degraded',
-  ending: 'ending soon',
-  active: 'active',
-  pending: 'pending',
-  error: 'error',
-  ended: 'ended',
-};
 
 /** rack r2 before rack r10. */
 const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
@@ -72,7 +42,11 @@ export class Calendar {
   private focused: string | null = null;
   readonly pager: RowPager;
   private fetched: { start: number; end: number } | null = null;
+  /** The host rows (with their groups' headers) when floating-IP rows follow them. */
+  private hostRowIds: string[] | null = null;
   private hosts: Host[] | null = null;
+  /** The registered floating IPs (undefined: not asked yet; null: not listed to this caller). */
+  private floatingIps: FloatingIp[] | null | undefined = undefined;
   private loading: Promise<void> | null = null;
   private again = false;
   /**
@@ -87,7 +61,9 @@ export class Calendar {
   constructor(element: HTMLElement, scroller: HTMLElement, position: HTMLElement) {
     const now = Date.now();
     this.inView = new DataView(this.items, {
-      filter: (item) => item.type === 'background' || this.visible.has(String(item.group)),
+      filter: (item) =>
+        (item.type === 'background' && item.group === undefined) ||
+        this.visible.has(String(item.group)),
     });
     const spacer = document.createElement('div');
     scroller.append(spacer);
@@ -147,7 +123,8 @@ export class Calendar {
     span.className = 'bar-label';
     span.tabIndex = 0;
     span.setAttribute('role', 'button');
-    const text = `${name}${slots}, ${LABEL[bar.status]}, on ${bar.host}, ${show(bar.start)} to ${show(bar.end)}`;
+    const where = bar.address === undefined ? bar.host : `floating IP ${bar.address}`;
+    const text = `${name}${slots}, ${LABEL[bar.status]}, on ${where}, ${show(bar.start)} to ${show(bar.end)}`;
     span.setAttribute('aria-label', text);
     span.title = text;
     span.addEventListener('keydown', (e) => {
@@ -168,7 +145,10 @@ export class Calendar {
 
   /** Refetches when the visible window leaves what was fetched (or when forced). */
   refresh(force = false): Promise<void> {
-    if (force) this.fetched = null;
+    if (force) {
+      this.fetched = null;
+      this.floatingIps = undefined;
+    }
     if (this.loading !== null) {
       this.again = true;
       return this.loading;
@@ -194,8 +174,11 @@ export class Calendar {
     const from = new Date(start - pad);
     const to = new Date(end + pad);
     const window = { start: toInput(from), end: toInput(to) };
-    const [, { leases }, all] = await Promise.all([
+    const [, , { leases }, all] = await Promise.all([
       this.listHosts(),
+      this.floatingIps === undefined
+        ? listFloatingIps().then((list) => (this.floatingIps = list))
+        : null,
       get<{ leases: Lease[] }>('/v1/leases', window),
       forbiddenAsNull(get<{ allocations: Allocation[] }>('/v1/os-hosts/allocations', window)),
     ]);
@@ -270,21 +253,30 @@ export class Calendar {
         });
       });
     }
+    const [hostRows, hostBars] = [rows.size, items.length];
+    const addresses = floatingIpBars(this.floatingIps ?? null, leases, rows, items, now);
     const parents = new Map<string, string[]>();
     for (const [id, row] of rows) {
       parents.set(row.label, [...(parents.get(row.label) ?? []), id]);
     }
     const list: Row[] = [];
-    for (const [label, ids] of [...parents].sort(([a], [b]) => byName(a, b))) {
+    // Hosts' groups first, then the floating IPs' (by network).
+    const order = ([a]: [string, string[]], [b]: [string, string[]]) =>
+      Number(a.startsWith('floating IPs')) - Number(b.startsWith('floating IPs')) || byName(a, b);
+    for (const [label, ids] of [...parents].sort(order)) {
       list.push({ id: `g:${label}`, content: label, header: true });
       for (const id of ids) list.push({ id, content: rows.get(id)?.name ?? id, header: false });
     }
     this.items.clear();
     this.labels.clear();
     this.items.add(items);
+    const firstFip = list.findIndex((r) => r.header && r.content.startsWith('floating IPs'));
+    this.hostRowIds = firstFip < 0 ? null : list.slice(0, firstFip).map((r) => r.id);
     this.pager.set(list);
     // Said once the timeline has drawn them (its next "changed"), not when handed over.
-    const summary = `${rows.size} hosts, ${items.length} allocations`;
+    const held = items.length - hostBars;
+    const fips = addresses === 0 ? '' : `; ${addresses} floating IPs, ${held} held`;
+    const summary = `${hostRows} hosts, ${hostBars} allocations${fips}`;
     let said = false;
     const done = () => {
       if (said) return;
@@ -306,19 +298,27 @@ export class Calendar {
     this.inView.refresh();
   }
 
-  /** Free windows from the availability search, drawn behind the bars. */
+  /**
+   * Free windows from the availability search, drawn behind the bars: across the calendar,
+   * or behind the host rows only when floating-IP rows follow them.
+   */
   showWindows(windows: { start: Date; end: Date }[]): void {
     this.items.remove(this.items.getIds({ filter: (i) => String(i.id).startsWith('window:') }));
+    const rows = this.hostRowIds ?? [undefined];
     this.items.add(
-      windows.map((w, i) => ({
-        id: `window:${i}`,
-        start: w.start,
-        end: w.end,
-        type: 'background',
-        className: 'free-window',
-        content: `free window ${i + 1}`,
-      })),
+      windows.flatMap((w, i) =>
+        rows.map((group, r) => ({
+          id: `window:${i}:${group ?? ''}`,
+          group,
+          start: w.start,
+          end: w.end,
+          type: 'background',
+          className: 'free-window',
+          content: r === 0 ? `free window ${i + 1}` : '',
+        })),
+      ),
     );
+    this.inView.refresh();
   }
 
   zoom(spanMs: number): void {

@@ -1,5 +1,5 @@
 import { get, type Lease } from './api';
-import type { Bar } from './calendar';
+import type { Bar } from './bars';
 import { parseWire, show } from './dates';
 
 function row(list: HTMLElement, term: string, value: string): void {
@@ -8,6 +8,12 @@ function row(list: HTMLElement, term: string, value: string): void {
   const dd = document.createElement('dd');
   dd.textContent = value;
   list.append(dt, dd);
+}
+
+/** A floating-IP reservation's addresses, "none yet" before they are allocated. */
+function addresses(r: Record<string, unknown>): string {
+  const list = Array.isArray(r.floatingips) ? r.floatingips.map(String) : [];
+  return list.length === 0 ? 'none yet' : list.join(', ');
 }
 
 /** The lease behind a bar, with its reservations and events (or "reserved" for another's). */
@@ -28,7 +34,7 @@ export async function showDetails(dialog: HTMLDialogElement, bar: Bar): Promise<
     const lease = (await get<{ lease: Lease }>(`/v1/leases/${bar.leaseId}`)).lease;
     title.textContent = `Lease ${lease.name}`;
     row(list, 'Status', lease.degraded ? `${lease.status} (degraded)` : lease.status);
-    row(list, 'Host', bar.host);
+    row(list, bar.address === undefined ? 'Host' : 'Floating IP', bar.host);
     row(list, 'From', show(parseWire(lease.start_date)));
     row(list, 'To', show(parseWire(lease.end_date)));
     row(list, 'Project', lease.project_id);
@@ -37,7 +43,9 @@ export async function showDetails(dialog: HTMLDialogElement, bar: Bar): Promise<
       const what =
         r.resource_type === 'virtual:instance'
           ? `${String(r.amount)} × ${String(r.vcpus)} vCPUs, ${String(r.memory_mb)} MB`
-          : `${String(r.min)}–${String(r.max)} hosts`;
+          : r.resource_type === 'virtual:floatingip'
+            ? `${String(r.amount)} on network ${String(r.network_id)}: ${addresses(r)}`
+            : `${String(r.min)}–${String(r.max)} hosts`;
       row(list, `Reservation (${r.resource_type})`, `${what}, ${r.status}`);
     }
     const events = document.createElement('table');
