@@ -145,12 +145,12 @@ export function mapLeases(
     const end = plusMinutes(endAt, options.cleaningTimeMinutes);
     for (const r of reservationsByLease.get(l.id ?? '') ?? []) {
       const type = r.resource_type ?? '';
+      if (options.skipTypes.includes(type)) {
+        notes.push(`${label}: its ${type} reservation ${r.id} left out (--skip-type)`);
+        continue;
+      }
       if (!SUPPORTED.has(type) || !options.plugins.includes(type)) {
-        if (options.skipTypes.includes(type)) {
-          notes.push(`${label}: its ${type} reservation ${r.id} left out (--skip-type)`);
-        } else {
-          unsupported.set(type, [...(unsupported.get(type) ?? []), label]);
-        }
+        unsupported.set(type, [...(unsupported.get(type) ?? []), label]);
         continue;
       }
       if (!isUuid(r.id)) fail(`reservation ${r.id}: its id is not a uuid`);
