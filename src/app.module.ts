@@ -87,6 +87,7 @@ function computeDriver(
       config.novaUrl,
       config.placementUrl,
       config.novaActionTimeoutSeconds * 1000,
+      config.novaFreepoolName,
     );
   return new BuiltinDriver(clock, config.builtinBootSeconds * 1000);
 }

@@ -2,6 +2,7 @@ import { Clock, SystemClock } from '../common/clock.js';
 import { InvalidInput } from '../common/errors.js';
 import type {
   ComputeDriver,
+  ComputeSurvey,
   HostInventory,
   PowerState,
   Server,
@@ -89,6 +90,13 @@ export class BuiltinDriver implements ComputeDriver {
   /** Climate's claims are the only record of who holds a slot. */
   async sizeReservation(): Promise<void> {}
   async unsizeReservation(): Promise<void> {}
+  async reservationSize(): Promise<Map<string, number> | null> {
+    return null;
+  }
+  /** Climate's own pools are all there is. */
+  async survey(): Promise<ComputeSurvey | null> {
+    return null;
+  }
   async slotHolders(): Promise<SlotHolder[] | null> {
     return null;
   }

@@ -18,6 +18,29 @@ export interface PoolSpec {
   metadata: Record<string, string>;
 }
 
+/** A pool as the compute service holds it (Nova: a host aggregate), by Climate's name. */
+export interface ComputePool extends PoolSpec {
+  /** The compute service's id of it. */
+  id: number;
+  /** Its hosts, by hypervisor name. */
+  hosts: string[];
+}
+
+/**
+ * What the compute service holds of the kinds of objects Climate (and Blazar before it)
+ * makes there: read when a site's existing state is adopted and checked against
+ * Climate's record.
+ */
+export interface ComputeSurvey {
+  pools: ComputePool[];
+  /** Ids of every flavor, private ones included. */
+  flavors: string[];
+  /** Ids of every server group, of every project. */
+  serverGroups: string[];
+  /** Reservation ids that have a resource class of their own (CUSTOM_RESERVATION_*). */
+  reservationClasses: string[];
+}
+
 export interface Server {
   id: string;
   name: string;
@@ -108,6 +131,11 @@ export interface ComputeDriver {
   sizeReservation(reservationId: string, slots: Map<string, number>): Promise<void>;
   /** Removes the reservation's size from these hosts and forgets its resource class. */
   unsizeReservation(reservationId: string, hosts: string[]): Promise<void>;
+  /**
+   * The reservation's size per host as the compute service holds it (hosts without any
+   * are left out), or null when the driver keeps none (builtin).
+   */
+  reservationSize(reservationId: string, hosts: string[]): Promise<Map<string, number> | null>;
   /** Servers holding the reservation's slots, or null when the driver cannot tell. */
   slotHolders(reservationId: string, hosts: string[]): Promise<SlotHolder[] | null>;
 
@@ -120,6 +148,9 @@ export interface ComputeDriver {
   unshelveServer(id: string, host: string): Promise<void>;
   /** Shelves and offloads a server; resolves once it is offloaded (the RESERVED state). */
   shelveServer(id: string): Promise<void>;
+
+  /** The compute service's pools, flavors, groups and classes; null when it has none. */
+  survey(): Promise<ComputeSurvey | null>;
 
   /** Servers running on a host (all projects). */
   serversOnHost(host: string): Promise<Server[]>;

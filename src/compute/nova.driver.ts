@@ -1,5 +1,6 @@
 import type {
   ComputeDriver,
+  ComputeSurvey,
   FlavorSpec,
   HostInventory,
   PoolSpec,
@@ -51,10 +52,14 @@ interface Aggregate {
   metadata: Record<string, string>;
 }
 
+/** Climate's name of the freepool; Nova's may differ (`freepoolName`). */
+const FREEPOOL = 'freepool';
+
 /**
  * Nova's compute API v2.1 with a service token. Pools are host aggregates named as
- * Blazar names them; hosts go in by their compute service host. 2.87 is the last
- * microversion whose hypervisor details carry vcpus, memory and disk.
+ * Blazar names them (the freepool as configured, Blazar's `aggregate_freepool_name`);
+ * hosts go in by their compute service host. 2.87 is the last microversion whose
+ * hypervisor details carry vcpus, memory and disk.
  */
 export class NovaDriver implements ComputeDriver {
   readonly name = 'nova';
@@ -73,6 +78,7 @@ export class NovaDriver implements ComputeDriver {
     novaUrl: string | null,
     placementUrl: string | null = null,
     actionTimeoutMs = 300_000,
+    private readonly freepoolName = FREEPOOL,
   ) {
     this.placement = new PlacementClient(keystone, placementUrl);
     this.api = new NovaApi(keystone, novaUrl);
@@ -151,13 +157,18 @@ export class NovaDriver implements ComputeDriver {
   async ensurePool(pool: PoolSpec): Promise<number> {
     if ((await this.aggregate(pool.name)) === null) {
       const body = {
-        aggregate: { name: pool.name, availability_zone: pool.availabilityZone ?? undefined },
+        aggregate: {
+          name: this.novaName(pool.name),
+          availability_zone: pool.availabilityZone ?? undefined,
+        },
       };
       // 409: another replica created it meanwhile. The answer lacks hosts and metadata.
       await this.api.call('POST', '/os-aggregates', body, [409]);
     }
     const agg = await this.aggregate(pool.name);
-    if (agg === null) throw new NovaError(502, `aggregate ${pool.name} could not be created`);
+    if (agg === null) {
+      throw new NovaError(502, `aggregate ${this.novaName(pool.name)} could not be created`);
+    }
     const missing = Object.entries(pool.metadata).filter(([k, v]) => agg.metadata[k] !== v);
     if (missing.length > 0) {
       await this.api.call('POST', `/os-aggregates/${agg.id}/action`, {
@@ -335,6 +346,40 @@ export class NovaDriver implements ComputeDriver {
     await this.placement.deleteReservation(reservationId, hosts);
   }
 
+  reservationSize(reservationId: string, hosts: string[]): Promise<Map<string, number>> {
+    return this.placement.sizes(reservationId, hosts);
+  }
+
+  /** Aggregates by Climate's names, their hosts by hypervisor name. */
+  async survey(): Promise<ComputeSurvey> {
+    const hypervisors = new Map(
+      (await this.hypervisors()).map((h) => [h.service.host, h.hypervisor_hostname]),
+    );
+    const { aggregates } = await this.api.call<{
+      aggregates: (Aggregate & { availability_zone: string | null })[];
+    }>('GET', '/os-aggregates');
+    const { flavors } = await this.api.call<{ flavors: { id: string }[] }>(
+      'GET',
+      '/flavors?is_public=None',
+    );
+    const { server_groups: groups } = await this.api.call<{ server_groups: { id: string }[] }>(
+      'GET',
+      '/os-server-groups?all_projects=True&limit=100000',
+    );
+    return {
+      pools: aggregates.map((a) => ({
+        id: a.id,
+        name: a.name === this.freepoolName ? FREEPOOL : a.name,
+        availabilityZone: a.availability_zone ?? null,
+        metadata: a.metadata ?? {},
+        hosts: (a.hosts ?? []).map((h) => hypervisors.get(h) ?? h),
+      })),
+      flavors: flavors.map((f) => f.id),
+      serverGroups: groups.map((g) => g.id),
+      reservationClasses: await this.placement.reservationClasses(),
+    };
+  }
+
   async slotHolders(reservationId: string, hosts: string[]): Promise<SlotHolder[]> {
     return this.placement.consumers(reservationId, hosts);
   }
@@ -365,12 +410,17 @@ export class NovaDriver implements ComputeDriver {
     return this.serviceHosts.get(hypervisorHostname) ?? hypervisorHostname;
   }
 
+  /** Nova's name of a pool: the freepool's is configured, every other is Climate's. */
+  private novaName(pool: string): string {
+    return pool === FREEPOOL ? this.freepoolName : pool;
+  }
+
   private async aggregate(name: string): Promise<Aggregate | null> {
     const { aggregates } = await this.api.call<{ aggregates: Aggregate[] }>(
       'GET',
       '/os-aggregates',
     );
-    const found = aggregates.find((a) => a.name === name);
+    const found = aggregates.find((a) => a.name === this.novaName(name));
     return found === undefined
       ? null
       : { ...found, hosts: found.hosts ?? [], metadata: found.metadata ?? {} };

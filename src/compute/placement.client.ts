@@ -53,6 +53,36 @@ export class PlacementClient {
     await this.call('DELETE', `/resource_classes/${rc}`, undefined, [404, 409]);
   }
 
+  /** The reservation's inventory per host, for hosts that have one. */
+  async sizes(reservationId: string, hosts: string[]): Promise<Map<string, number>> {
+    const rc = reservationClass(reservationId);
+    const out = new Map<string, number>();
+    for (const host of hosts) {
+      const provider = await this.provider(reservationProvider(host));
+      if (provider === null) continue;
+      const { body } = await this.call(
+        'GET',
+        `/resource_providers/${provider.uuid}/inventories`,
+        undefined,
+        [],
+      );
+      const total = (body as { inventories: Record<string, { total: number }> }).inventories[rc]
+        ?.total;
+      if (total !== undefined) out.set(host, total);
+    }
+    return out;
+  }
+
+  /** Reservation ids that have a class of their own (`CUSTOM_RESERVATION_<ID>`). */
+  async reservationClasses(): Promise<string[]> {
+    const { body } = await this.call('GET', '/resource_classes', undefined, []);
+    const prefix = 'CUSTOM_RESERVATION_';
+    return ((body as { resource_classes: { name: string }[] }).resource_classes ?? [])
+      .map((c) => c.name)
+      .filter((n) => n.startsWith(prefix))
+      .map((n) => n.slice(prefix.length).toLowerCase().replace(/_/g, '-'));
+  }
+
   /** Servers (consumers) holding units of the reservation's class, with their host. */
   async consumers(
     reservationId: string,

@@ -67,6 +67,11 @@ export interface Config {
   };
   novaUrl: string | null;
   placementUrl: string | null;
+  /**
+   * Nova's name of the freepool aggregate (Blazar's `[nova]/aggregate_freepool_name`):
+   * Climate's `freepool` is that aggregate in Nova, so a site coming from Blazar keeps it.
+   */
+  novaFreepoolName: string;
   novaActionTimeoutSeconds: number;
   cleaningTimeMinutes: number;
   topologyLevels: string[];
@@ -201,6 +206,7 @@ export function loadConfig(env: Env, options: LoadOptions = {}): Config {
     },
     novaUrl: r.optional('NOVA_URL'),
     placementUrl: r.optional('PLACEMENT_URL'),
+    novaFreepoolName: r.text('NOVA_FREEPOOL_NAME', 'freepool'),
     novaActionTimeoutSeconds: r.int('NOVA_ACTION_TIMEOUT_SECONDS', 300, 1, 86_400),
     cleaningTimeMinutes: r.int('CLEANING_TIME_MINUTES', 0, 0, 10_080),
     topologyLevels: r.list('TOPOLOGY_LEVELS', ['room', 'row', 'rack']),

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from '../config/config.js';
+import { type Config, ConfigError, loadConfig } from '../config/config.js';
+import { buildApp } from '../app.js';
+import { adoptComputeState, describeAdoption } from './adopt.js';
 import { migrate, openDatabase } from '../database/data-source.js';
 import type { DataSource } from 'typeorm';
 import { explainStartupError } from '../database/startup-error.js';
@@ -11,20 +13,30 @@ export interface CliOptions {
   dryRun: boolean;
   verify: boolean;
   skipTypes: string[];
+  /** Adopt Nova's state (after the import), instead of importing. */
+  adopt?: boolean;
 }
 
 const USAGE =
-  'usage: import:blazar --from mysql://user:pass@host:3306/blazar [--dry-run] [--verify] [--skip-type <type>]...';
+  'usage: import:blazar --from mysql://user:pass@host:3306/blazar [--dry-run] [--verify] [--skip-type <type>]...\n' +
+  '       import:blazar --adopt [--dry-run]   (with COMPUTE_DRIVER=nova, after the import)';
 
 export function parseArgs(argv: string[]): CliOptions | string {
   const options: CliOptions = { from: '', dryRun: false, verify: false, skipTypes: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--dry-run') options.dryRun = true;
+    else if (arg === '--adopt') options.adopt = true;
     else if (arg === '--verify') options.verify = true;
     else if (arg === '--from' && argv[i + 1] !== undefined) options.from = argv[++i];
     else if (arg === '--skip-type' && argv[i + 1] !== undefined) options.skipTypes.push(argv[++i]);
     else return `unknown argument ${arg}\n${USAGE}`;
+  }
+  if (options.adopt) {
+    if (options.from !== '' || options.verify || options.skipTypes.length > 0) {
+      return `--adopt takes only --dry-run\n${USAGE}`;
+    }
+    return options;
   }
   if (!/^mysql:\/\//.test(options.from)) return `--from must be a mysql:// URL\n${USAGE}`;
   return options;
@@ -58,6 +70,7 @@ export async function runCli(
   print: (line: string) => void,
 ): Promise<number> {
   const config = loadConfig(env);
+  if (options.adopt) return runAdopt(config, options.dryRun, print);
   const source = await connectSource(options.from);
   try {
     print(`reading ${shown(options.from)}`);
@@ -128,6 +141,11 @@ export async function runCli(
           `${f.present} already in Climate; ${report.floatingIpAllocations} allocation(s)`,
       );
       if (options.dryRun) print('dry run: nothing was written');
+      else if (config.computeDriver === 'nova') {
+        print(
+          "next: adopt Nova's state (npm run import:blazar -- --adopt --dry-run, then --adopt)",
+        );
+      }
       return 0;
     } finally {
       await database.close();
@@ -140,6 +158,41 @@ export async function runCli(
     throw error;
   } finally {
     await source.end();
+  }
+}
+
+/**
+ * Adoption runs Climate itself (its pools, plugins and heal), quiet: no listener, no
+ * timer, no HTTP, against the database and Nova the environment names.
+ */
+async function runAdopt(
+  config: Config,
+  dryRun: boolean,
+  print: (line: string) => void,
+): Promise<number> {
+  if (config.computeDriver !== 'nova') {
+    print(
+      'adopt: COMPUTE_DRIVER is not nova: Climate keeps no state in a compute service to adopt',
+    );
+    return 1;
+  }
+  const app = await buildApp(
+    {
+      ...config,
+      managerTimer: false,
+      novaNotify: { ...config.novaNotify, url: null },
+      databaseQueryTimeoutMs: 3_600_000,
+    },
+    { logger: false },
+  );
+  try {
+    await app.init();
+    const report = await adoptComputeState(app, config.novaFreepoolName, { dryRun });
+    if (report === null) return 1;
+    for (const line of describeAdoption(report, config.novaFreepoolName, dryRun)) print(line);
+    return report.remaining.length === 0 || dryRun ? 0 : 1;
+  } finally {
+    await app.close();
   }
 }
 

@@ -108,11 +108,11 @@ export interface ExpectedReservation {
   resources_changed: boolean;
   created_at: string;
   updated_at: string | null;
-  /** Host allocations name a host; floating-IP allocations an address. */
+  /** Host allocations name a host; floating-IP allocations (only) an address instead. */
   allocations: {
     id: string;
-    compute_host_id?: string;
-    hypervisor_hostname?: string;
+    compute_host_id: string;
+    hypervisor_hostname: string;
     floatingip_id?: string;
     floating_ip_address?: string;
   }[];

@@ -1,5 +1,6 @@
 import type {
   ComputeDriver,
+  ComputeSurvey,
   FlavorSpec,
   HostInventory,
   PoolSpec,
@@ -136,6 +137,23 @@ export class MemoryDriver implements ComputeDriver {
   }
   async unsizeReservation(reservationId: string): Promise<void> {
     this.sizes.delete(reservationId);
+  }
+  async reservationSize(reservationId: string, hosts: string[]): Promise<Map<string, number>> {
+    return new Map([...(this.sizes.get(reservationId) ?? [])].filter(([h]) => hosts.includes(h)));
+  }
+  async survey(): Promise<ComputeSurvey> {
+    return {
+      pools: [...this.pools].map(([name, p], i) => ({
+        id: i + 1,
+        name,
+        availabilityZone: p.spec?.availabilityZone ?? null,
+        metadata: p.spec?.metadata ?? {},
+        hosts: [...p.hosts],
+      })),
+      flavors: [...this.flavors.keys()],
+      serverGroups: [...this.groups.keys()],
+      reservationClasses: [...this.sizes.keys()],
+    };
   }
   async slotHolders(reservationId: string): Promise<SlotHolder[] | null> {
     return this.holders.get(reservationId) ?? [];
