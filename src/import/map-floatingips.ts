@@ -25,6 +25,12 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
 /** Every registered address; a malformed one is a problem named with its id. */
 export function mapFloatingIps(source: SourceData, problems: string[]): KeptFloatingIp[] {
   const out: KeptFloatingIp[] = [];
@@ -65,11 +71,11 @@ export class FloatingIpRows {
     this.details = new Map(source.floatingip_reservations.map((r) => [r.reservation_id, r]));
     for (const r of source.required_floatingips) {
       const key = r.floatingip_reservation_id ?? '';
-      this.required.set(key, [...(this.required.get(key) ?? []), r.address ?? '']);
+      push(this.required, key, r.address ?? '');
     }
     for (const a of source.floatingip_allocations) {
       const key = a.reservation_id ?? '';
-      this.allocations.set(key, [...(this.allocations.get(key) ?? []), a]);
+      push(this.allocations, key, a);
     }
     this.addresses = new Map(
       source.floatingips.map((f) => [
@@ -144,7 +150,7 @@ export function checkFloatingIpUsage(uses: FloatingIpUse[], fips: KeptFloatingIp
   const names = new Map(fips.map((f) => [f.id, f.floating_ip_address]));
   const byAddress = new Map<string, FloatingIpUse[]>();
   for (const u of uses) {
-    byAddress.set(u.floatingip_id, [...(byAddress.get(u.floatingip_id) ?? []), u]);
+    push(byAddress, u.floatingip_id, u);
   }
   const problems: string[] = [];
   for (const [id, list] of byAddress) {
