@@ -258,6 +258,30 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     expect(await count(db.url, 'hosts')).toBe(0);
   });
 
+  it('should take an IPv6 address written as Blazar keeps it, and find it the same on a second run', async () => {
+    const s = await changedSource();
+    const fip = expected.floatingips.find((f) => f.floating_ip_address === '203.0.113.14')!;
+    await s.query(`UPDATE floatingips SET floating_ip_address = '2001:DB8:0:0::14' WHERE id = ?`, [
+      fip.id,
+    ]);
+    const db = await target();
+    expect((await run(s, db)).status).toBe(0);
+    const second = await run(s, db);
+    expect(second.status).toBe(0);
+    expect(second.output).toContain('floating IPs: 0 address(es) imported, 7 already in Climate');
+    expect(await run(s, db, { verify: true })).toMatchObject({ status: 0 });
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(
+        `SELECT host(floating_ip_address) AS a FROM floatingips WHERE id = $1`,
+        [fip.id],
+      );
+      expect(rows).toEqual([{ a: '2001:db8::14' }]);
+    } finally {
+      await pg.end();
+    }
+  });
+
   it('should refuse a floating-IP overlap in the source, naming both leases, and write nothing', async () => {
     const s = await changedSource();
     // p1-fips-dec held 203.0.113.12 until 12-13; to 12-31 12:00 it meets p1-mixed-ending's.

@@ -4,6 +4,7 @@
  * writes.
  */
 import type { EntityManager } from 'typeorm';
+import { sql } from '../database/sql.js';
 import {
   FloatingIpsRepository,
   type KeptFloatingIp,
@@ -14,6 +15,23 @@ import { differences } from './target.js';
 const repo = new FloatingIpsRepository();
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+/**
+ * The addresses as PostgreSQL writes them back (`2001:DB8:0::1` is `2001:db8::1`), so a
+ * second run and --verify compare like with like.
+ */
+export async function canonicalFloatingIps(
+  em: EntityManager,
+  rows: KeptFloatingIp[],
+): Promise<KeptFloatingIp[]> {
+  if (rows.length === 0) return rows;
+  const { rows: out } = await sql<{ a: string }>(
+    em,
+    `SELECT host(a::inet) AS a FROM unnest($1::text[]) WITH ORDINALITY AS x(a, n) ORDER BY n`,
+    [rows.map((r) => r.floating_ip_address)],
+  );
+  return rows.map((r, i) => ({ ...r, floating_ip_address: out[i].a }));
+}
 
 export async function existingFloatingIps(em: EntityManager): Promise<KeptFloatingIp[]> {
   return (await repo.list(em)).map((f) => ({

@@ -9,6 +9,7 @@ import { sql } from '../database/sql.js';
 import { KNOWN_ALEMBIC_HEAD, type SourceData } from './blazar-source.js';
 import { checkUsage, type Usage } from './checks.js';
 import {
+  canonicalFloatingIps,
   existingFloatingIps,
   newFloatingIps,
   verifyFloatingIps,
@@ -185,7 +186,8 @@ export async function runImport(
       ...checkUsage(allHosts, [...usageOf(plan.leases), ...existing.otherUsage], settings),
     );
     const climateFips = options.emptyTarget ? [] : await existingFloatingIps(tx);
-    const newFips = newFloatingIps(plan.floatingIps, climateFips, problems);
+    const fips = await canonicalFloatingIps(tx, plan.floatingIps);
+    const newFips = newFloatingIps(fips, climateFips, problems);
     const fipUses = plan.leases.flatMap((l) =>
       l.floatingIpAllocations.map((a) => ({
         ...a,
@@ -195,7 +197,7 @@ export async function runImport(
     problems.push(
       ...checkFloatingIpUsage(
         [...fipUses, ...existing.otherFloatingIpUsage],
-        [...plan.floatingIps, ...climateFips],
+        [...fips, ...climateFips],
       ),
     );
     if (problems.length > 0) throw new ImportRefused(problems);
@@ -258,7 +260,8 @@ export async function verifyImport(dataSource: DataSource, plan: ImportPlan): Pr
     if (climate === undefined) out.push(`host ${h.hypervisor_hostname}: not in Climate`);
     else out.push(...compareHost(h, climate).map((d) => `host ${h.hypervisor_hostname}: ${d}`));
   }
-  out.push(...verifyFloatingIps(plan.floatingIps, await existingFloatingIps(dataSource.manager)));
+  const fips = await canonicalFloatingIps(dataSource.manager, plan.floatingIps);
+  out.push(...verifyFloatingIps(fips, await existingFloatingIps(dataSource.manager)));
   for (const l of plan.leases) {
     const label = `lease ${l.lease.name} (${l.lease.id})`;
     const climate = existing.leases.get(l.lease.id);
