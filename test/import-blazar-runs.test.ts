@@ -23,6 +23,8 @@ async function contents(url: string): Promise<string | null> {
       'instance_allocations',
       'aggregates',
       'aggregate_hosts',
+      'floatingips',
+      'floatingip_allocations',
     ];
     const out: Record<string, unknown> = {};
     for (const table of tables) {
@@ -62,7 +64,7 @@ describe('import runs: dry run, second run, verify, refusals', () => {
   ) {
     const lines: string[] = [];
     const status = await runCli(
-      { from: from.url, dryRun: false, verify: false, skipTypes: [FLOATING], ...options },
+      { from: from.url, dryRun: false, verify: false, skipTypes: [], ...options },
       { DATABASE_URL: db.url, ...env },
       (line) => lines.push(line),
     );
@@ -83,7 +85,7 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     for (const s of sources) await s.drop();
   });
 
-  it('should name the unsupported reservation types and their leases and write nothing when none is skipped', async () => {
+  it('should name an unsupported reservation type and its leases and write nothing when it is not skipped', async () => {
     const s = await changedSource();
     const lease = leaseNamed('p2-vms-dec');
     await s.query(`UPDATE reservations SET resource_type = 'flavor:instance' WHERE lease_id = ?`, [
@@ -92,12 +94,17 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     const db = await target();
     const res = await run(s, db, { skipTypes: [] });
     expect(res.status).toBe(1);
-    expect(res.output).toContain('reservation type virtual:floatingip is not supported by Climate');
     expect(res.output).toContain('reservation type flavor:instance is not supported by Climate');
-    for (const name of ['p1-fips-dec', 'p1-mixed-ending', 'p2-fip-jan', 'p2-vms-dec']) {
-      expect(res.output).toContain(`lease ${name} (${leaseNamed(name).id})`);
-    }
+    expect(res.output).toContain(`lease p2-vms-dec (${lease.id})`);
+    // virtual:floatingip is imported now.
+    expect(res.output).not.toContain(`type ${FLOATING} is not supported`);
     expect(await contents(db.url)).toBeNull();
+    // Skipped by name, the rest is imported; the registered addresses still are.
+    const skipped = await target();
+    const rest = await run(s, skipped, { skipTypes: ['flavor:instance', FLOATING] });
+    expect(rest.status).toBe(0);
+    expect(await count(skipped.url, 'floatingips')).toBe(expected.floatingips.length);
+    expect(await count(skipped.url, 'floatingip_allocations')).toBe(0);
   });
 
   it('should refuse a reservation type this Climate does not enable (PLUGINS)', async () => {
@@ -129,7 +136,10 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     const empty = await target();
     const dry = await run(source, empty, { dryRun: true });
     expect(dry.status).toBe(0);
-    expect(dry.output).toContain('would import: 12 host(s), 4 propert(ies), 10 lease(s)');
+    expect(dry.output).toContain('would import: 12 host(s), 4 propert(ies), 12 lease(s)');
+    expect(dry.output).toContain(
+      'floating IPs: 7 address(es) to import, 0 already in Climate; 4 allocation(s)',
+    );
     expect(dry.output).toContain('dry run: nothing was written');
     expect(await contents(empty.url)).toBeNull();
 
@@ -150,11 +160,14 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     const first = await run(source, db);
     expect(first.status).toBe(0);
     expect(first.output).toContain('hosts: 12/12');
-    expect(first.output).toContain('leases: 10/10');
+    expect(first.output).toContain('leases: 12/12');
+    expect(await count(db.url, 'floatingips')).toBe(expected.floatingips.length);
+    expect(await count(db.url, 'floatingip_allocations')).toBe(4);
     const after = await contents(db.url);
     const second = await run(source, db);
     expect(second).toMatchObject({ status: 0 });
     expect(second.output).toContain('imported: 0 host(s), 0 propert(ies), 0 lease(s)');
+    expect(second.output).toContain('floating IPs: 0 address(es) imported, 7 already in Climate');
     expect(await contents(db.url)).toBe(after);
     expect(await run(source, db, { verify: true })).toMatchObject({ status: 0 });
   });
@@ -194,6 +207,35 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     expect(other.output).toContain('DIFFERENT host compute-03: vcpus: Blazar 8, Climate 64');
   });
 
+  it('should find a floating IP or a floating-IP allocation that differs when verifying', async () => {
+    const db = await target();
+    expect((await run(source, db)).status).toBe(0);
+    const fip = expected.floatingips.find((f) => f.floating_ip_address === '203.0.113.14')!;
+    const jan = leaseNamed('p2-fip-jan');
+    const pg = await connect(db.url);
+    try {
+      await pg.query(`UPDATE floatingips SET reservable = false WHERE id = $1`, [fip.id]);
+      await pg.query(`DELETE FROM floatingip_allocations WHERE reservation_id = $1`, [
+        jan.reservations[0].id,
+      ]);
+    } finally {
+      await pg.end();
+    }
+    const verify = await run(source, db, { verify: true });
+    expect(verify.status).toBe(1);
+    expect(verify.output).toContain(
+      `DIFFERENT floating IP 203.0.113.14 (${fip.id}): reservable: Blazar true, Climate false`,
+    );
+    expect(verify.output).toContain(
+      `DIFFERENT lease p2-fip-jan (${jan.id}): floatingIpAllocations`,
+    );
+    const again = await run(source, db);
+    expect(again.status).toBe(1);
+    expect(again.output).toContain(
+      `floating IP 203.0.113.14 (${fip.id}) is already in Climate and differs`,
+    );
+  });
+
   it('should refuse an overlap in the source, naming both leases, and write nothing', async () => {
     const s = await changedSource();
     // p2-host-error (compute-09, 12-30 to 01-02) also on compute-01, which p1-gpu-now holds.
@@ -216,6 +258,62 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     expect(await count(db.url, 'hosts')).toBe(0);
   });
 
+  it('should take an IPv6 address written as Blazar keeps it, and find it the same on a second run', async () => {
+    const s = await changedSource();
+    const fip = expected.floatingips.find((f) => f.floating_ip_address === '203.0.113.14')!;
+    await s.query(`UPDATE floatingips SET floating_ip_address = '2001:DB8:0:0::14' WHERE id = ?`, [
+      fip.id,
+    ]);
+    const db = await target();
+    expect((await run(s, db)).status).toBe(0);
+    const second = await run(s, db);
+    expect(second.status).toBe(0);
+    expect(second.output).toContain('floating IPs: 0 address(es) imported, 7 already in Climate');
+    expect(await run(s, db, { verify: true })).toMatchObject({ status: 0 });
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(
+        `SELECT host(floating_ip_address) AS a FROM floatingips WHERE id = $1`,
+        [fip.id],
+      );
+      expect(rows).toEqual([{ a: '2001:db8::14' }]);
+    } finally {
+      await pg.end();
+    }
+  });
+
+  it('should refuse a floating-IP overlap in the source, naming both leases, and write nothing', async () => {
+    const s = await changedSource();
+    // p1-fips-dec held 203.0.113.12 until 12-13; to 12-31 12:00 it meets p1-mixed-ending's.
+    const dec = leaseNamed('p1-fips-dec');
+    const mixed = leaseNamed('p1-mixed-ending');
+    await s.query(`UPDATE leases SET end_date = '2029-12-31 12:00:00' WHERE id = ?`, [dec.id]);
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(1);
+    expect(res.output).toContain(
+      `floating IP 203.0.113.12: lease p1-fips-dec (${dec.id}) and lease p1-mixed-ending (${mixed.id}) overlap`,
+    );
+    expect(await count(db.url, 'leases')).toBe(0);
+    expect(await count(db.url, 'floatingips')).toBe(0);
+  });
+
+  it('should refuse a floating-IP allocation off its reservation network, and write nothing', async () => {
+    const s = await changedSource();
+    const jan = leaseNamed('p2-fip-jan');
+    const other = expected.floatingips.find((f) => f.floating_ip_address === '203.0.113.14')!;
+    await s.query(`UPDATE floatingip_allocations SET floatingip_id = ? WHERE reservation_id = ?`, [
+      other.id,
+      jan.reservations[0].id,
+    ]);
+    const db = await target();
+    const res = await run(s, db);
+    expect(res.status).toBe(1);
+    expect(res.output).toContain(`lease p2-fip-jan (${jan.id})`);
+    expect(res.output).toContain('allocated floating IP 203.0.113.14 is not on network');
+    expect(await contents(db.url)).toBeNull();
+  });
+
   it('should skip soft-deleted rows when the schema has them', async () => {
     const s = await changedSource();
     const gone = leaseNamed('p2-vms-dec');
@@ -229,7 +327,7 @@ describe('import runs: dry run, second run, verify, refusals', () => {
     try {
       const { rows } = await pg.query(`SELECT id FROM leases`);
       expect(rows.map((r) => r.id)).not.toContain(gone.id);
-      expect(rows).toHaveLength(9);
+      expect(rows).toHaveLength(expected.leases.length - 1);
     } finally {
       await pg.end();
     }

@@ -12,10 +12,12 @@ import {
 
 const FLOATING = 'virtual:floatingip';
 const expected = expectedBlazar();
-/** What Climate can take: every lease with a host or instance reservation. */
-const carried = expected.leases
-  .map((l) => ({ ...l, reservations: l.reservations.filter((r) => r.resource_type !== FLOATING) }))
-  .filter((l) => l.reservations.length > 0);
+/** Climate takes every lease, of the three types. */
+const carried = expected.leases;
+const hostsOnly = carried
+  .flatMap((l) => l.reservations)
+  .filter((r) => r.resource_type !== FLOATING);
+const floating = carried.flatMap((l) => l.reservations).filter((r) => r.resource_type === FLOATING);
 const byName = (name: string) => expected.leases.find((l) => l.name === name) as ExpectedLease;
 
 describe('importing the Blazar database written by Blazar itself', () => {
@@ -28,14 +30,14 @@ describe('importing the Blazar database written by Blazar itself', () => {
     source = await loadBlazarDump();
     db = await createTestDatabase();
     const status = await runCli(
-      { from: source.url, dryRun: false, verify: false, skipTypes: [FLOATING] },
+      { from: source.url, dryRun: false, verify: false, skipTypes: [] },
       { DATABASE_URL: db.url },
       (line) => output.push(line),
     );
     expect({ status, output }).toMatchObject({ status: 0 });
     t = await startApp({
       databaseUrl: db.url,
-      env: { PLUGINS: 'physical:host,virtual:instance' },
+      env: { PLUGINS: `physical:host,virtual:instance,${FLOATING}` },
     });
     t.clock.set(new Date('2030-01-01T00:00:00Z'));
   }, 120_000);
@@ -107,24 +109,31 @@ describe('importing the Blazar database written by Blazar itself', () => {
       });
       expect(got.reservations).toHaveLength(l.reservations.length);
       for (const r of l.reservations) {
-        const typed = r.computehost_reservation
+        const fip = r.floatingip_reservation;
+        const typed = fip
           ? {
-              min: r.computehost_reservation.min,
-              max: r.computehost_reservation.max,
-              hypervisor_properties: r.computehost_reservation.hypervisor_properties,
-              resource_properties: r.computehost_reservation.resource_properties,
-              before_end: r.computehost_reservation.before_end,
+              network_id: fip.network_id,
+              amount: fip.amount,
+              required_floatingips: fip.required_floatingips.map((x) => x.address),
             }
-          : {
-              ...['vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity'].reduce(
-                (o, k) => ({ ...o, [k]: r.instance_reservation?.[k] }),
-                {},
-              ),
-              resource_properties: r.instance_reservation?.resource_properties,
-              flavor_id: r.instance_reservation?.flavor_id,
-              aggregate_id: r.instance_reservation?.aggregate_id,
-              server_group_id: r.instance_reservation?.server_group_id,
-            };
+          : r.computehost_reservation
+            ? {
+                min: r.computehost_reservation.min,
+                max: r.computehost_reservation.max,
+                hypervisor_properties: r.computehost_reservation.hypervisor_properties,
+                resource_properties: r.computehost_reservation.resource_properties,
+                before_end: r.computehost_reservation.before_end,
+              }
+            : {
+                ...['vcpus', 'memory_mb', 'disk_gb', 'amount', 'affinity'].reduce(
+                  (o, k) => ({ ...o, [k]: r.instance_reservation?.[k] }),
+                  {},
+                ),
+                resource_properties: r.instance_reservation?.resource_properties,
+                flavor_id: r.instance_reservation?.flavor_id,
+                aggregate_id: r.instance_reservation?.aggregate_id,
+                server_group_id: r.instance_reservation?.server_group_id,
+              };
         expect(got.reservations).toContainEqual(
           expect.objectContaining({
             id: r.id,
@@ -159,7 +168,7 @@ describe('importing the Blazar database written by Blazar itself', () => {
   it('should hold every allocation Blazar held, one slot per Blazar row', async () => {
     const pg = await connect(db.url);
     try {
-      for (const r of carried.flatMap((l) => l.reservations)) {
+      for (const r of hostsOnly) {
         const res = await t.http.get(`/v1/os-hosts/allocations?reservation_id=${r.id}`).expect(200);
         const hosts = res.body.allocations
           .filter((a: { reservations: unknown[] }) => a.reservations.length > 0)
@@ -177,6 +186,94 @@ describe('importing the Blazar database written by Blazar itself', () => {
     } finally {
       await pg.end();
     }
+  });
+
+  it('should answer GET /v1/floatingips with every address Blazar had registered, ids kept', async () => {
+    const { floatingips } = (await t.http.get('/v1/floatingips').expect(200)).body;
+    expect(floatingips).toHaveLength(expected.floatingips.length);
+    for (const f of expected.floatingips) {
+      expect(floatingips).toContainEqual({
+        id: f.id,
+        floating_network_id: f.floating_network_id,
+        subnet_id: f.subnet_id,
+        floating_ip_address: f.floating_ip_address,
+        reservable: f.reservable,
+        created_at: timestamp(f.created_at),
+        updated_at: timestamp(f.updated_at),
+      });
+    }
+  });
+
+  it('should hold every floating-IP allocation Blazar held, ids kept, from the lease start', async () => {
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(
+        `SELECT a.id, a.floatingip_id, a.reservation_id, host(f.floating_ip_address) AS address,
+                lower(a.during) AS lo FROM floatingip_allocations a JOIN floatingips f ON f.id = a.floatingip_id`,
+      );
+      const wanted = floating.flatMap((r) =>
+        r.allocations.map((a) => ({
+          id: a.id,
+          floatingip_id: a.floatingip_id,
+          reservation_id: r.id,
+          address: a.floating_ip_address,
+        })),
+      );
+      expect(wanted.length).toBeGreaterThan(0);
+      expect(rows.map(({ lo: _lo, ...a }) => a)).toEqual(
+        expect.arrayContaining(wanted.map((w) => expect.objectContaining(w))),
+      );
+      expect(rows).toHaveLength(wanted.length);
+      for (const row of rows) {
+        const lease = carried.find((l) => l.reservations.some((r) => r.id === row.reservation_id));
+        expect(row.lo.toISOString()).toBe(new Date(lease?.start_date as string).toISOString());
+      }
+    } finally {
+      await pg.end();
+    }
+  });
+
+  it('should refuse a new lease the addresses an imported allocation holds, and give it a free one', async () => {
+    // p2-fip-jan holds 198.51.100.21 of public-v2 (two addresses) from 2030-01-02 to 01-04.
+    const jan = carried.find((l) => l.name === 'p2-fip-jan') as ExpectedLease;
+    const held = jan.reservations[0];
+    const network = held.floatingip_reservation?.network_id as string;
+    const address = held.allocations[0].floating_ip_address as string;
+    const body = (params: Record<string, unknown>) => ({
+      name: 'fip-after-import',
+      start_date: '2030-01-02 12:00',
+      end_date: '2030-01-03 00:00',
+      reservations: [{ resource_type: FLOATING, network_id: network, ...params }],
+    });
+    await t.http
+      .post('/v1/leases')
+      .send(body({ amount: 2 }))
+      .expect(409);
+    await t.http
+      .post('/v1/leases')
+      .send(body({ amount: 1, required_floatingips: [address] }))
+      .expect(409);
+    const made = (
+      await t.http
+        .post('/v1/leases')
+        .send(body({ amount: 1 }))
+        .expect(201)
+    ).body.lease;
+    const other = expected.floatingips.find(
+      (f) => f.floating_network_id === network && f.floating_ip_address !== address,
+    );
+    const pg = await connect(db.url);
+    try {
+      const { rows } = await pg.query(
+        `SELECT a.floatingip_id FROM floatingip_allocations a JOIN reservations r ON r.id = a.reservation_id
+          WHERE r.lease_id = $1`,
+        [made.id],
+      );
+      expect(rows.map((r) => r.floatingip_id)).toEqual([other?.id]);
+    } finally {
+      await pg.end();
+    }
+    await t.http.delete(`/v1/leases/${made.id}`).expect(204);
   });
 
   it('should list who holds each host now as Blazar did at the reference instant', async () => {
@@ -237,6 +334,19 @@ describe('importing the Blazar database written by Blazar itself', () => {
     expect(await status('p1-mixed-ending')).toBe('TERMINATED');
     const pool = (await t.http.get('/v1/os-hosts/5').expect(200)).body.host.pool;
     expect(pool).toBe('freepool');
+
+    // The imported future floating-IP lease (builtin driver: the address is only booked).
+    await at('2030-01-01T23:59:00Z');
+    expect(await status('p2-fip-jan')).toBe('PENDING');
+    await at('2030-01-02T00:00:00Z');
+    expect(await status('p2-fip-jan')).toBe('ACTIVE');
+    await at('2030-01-03T23:59:00Z');
+    expect(await status('p2-fip-jan')).toBe('ACTIVE');
+    await at('2030-01-04T00:00:00Z');
+    const fipEnded = (await t.http.get(`/v1/leases/${byName('p2-fip-jan').id}`).expect(200)).body
+      .lease;
+    expect(fipEnded.status).toBe('TERMINATED');
+    expect(fipEnded.reservations[0].status).toBe('deleted');
 
     await at('2030-01-04T23:59:00Z');
     expect(await status('p1-vms-antiaffinity-jan')).toBe('PENDING');

@@ -129,9 +129,12 @@ describe('the layout of src/', () => {
 
   it('should reach virtual:floatingip only through the plugin list (a type is one folder)', () => {
     const folder = join(SRC, 'plugins', 'virtual-floatingip');
+    // The Blazar importer (top floor) writes the type's rows through its repository.
+    const importer = join(SRC, 'import');
     const importers = sources(SRC).filter(
       (file) =>
         !file.startsWith(folder) &&
+        !file.startsWith(importer) &&
         [...readFileSync(file, 'utf8').matchAll(IMPORT)].some(([, spec]) =>
           normalize(join(dirname(file), spec)).startsWith(folder),
         ),

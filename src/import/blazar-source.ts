@@ -78,6 +78,18 @@ export const SOURCE_TABLES = {
     'resource_properties',
   ],
   computehost_allocations: ['id', 'compute_host_id', 'reservation_id'],
+  floatingips: [
+    'id',
+    'floating_network_id',
+    'subnet_id',
+    'floating_ip_address',
+    'reservable',
+    'created_at',
+    'updated_at',
+  ],
+  floatingip_reservations: ['id', 'reservation_id', 'network_id', 'amount'],
+  required_floatingips: ['id', 'floatingip_reservation_id', 'address'],
+  floatingip_allocations: ['id', 'floatingip_id', 'reservation_id'],
   events: ['id', 'lease_id', 'event_type', 'time', 'status', 'created_at', 'updated_at'],
 } as const;
 
@@ -91,14 +103,7 @@ export type SourceData = Record<SourceTable, SourceRow[]> & {
 };
 
 /** Tables read only to be counted: Climate keeps no such rows (see the migration guide). */
-const NOT_CARRIED = [
-  'computehost_resource_inventory',
-  'computehost_trait',
-  'floatingips',
-  'floatingip_reservations',
-  'floatingip_allocations',
-  'required_floatingips',
-];
+const NOT_CARRIED = ['computehost_resource_inventory', 'computehost_trait'];
 
 /** The schema revision this importer was written against. */
 export const KNOWN_ALEMBIC_HEAD = '553383923ca0';

@@ -135,6 +135,11 @@ export async function runCli(
           `${report.hostAllocations} host allocation(s), ${report.instanceAllocations} instance allocation(s), ` +
           `${report.events} event(s); already in Climate: ${report.hosts.present} host(s), ${l.present} lease(s)`,
       );
+      const f = report.floatingIps;
+      print(
+        `floating IPs: ${f.imported} address(es) ${options.dryRun ? 'to import' : 'imported'}, ` +
+          `${f.present} already in Climate; ${report.floatingIpAllocations} allocation(s)`,
+      );
       if (options.dryRun) print('dry run: nothing was written');
       else if (config.computeDriver === 'nova') {
         print(

@@ -8,6 +8,15 @@ import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import { KNOWN_ALEMBIC_HEAD, type SourceData } from './blazar-source.js';
 import { checkUsage, type Usage } from './checks.js';
+import {
+  canonicalFloatingIps,
+  existingFloatingIps,
+  newFloatingIps,
+  verifyFloatingIps,
+  writeFloatingIpAllocations,
+  writeFloatingIps,
+} from './floatingips-target.js';
+import { checkFloatingIpUsage, mapFloatingIps } from './map-floatingips.js';
 import { mapHosts, mapProperties } from './map-hosts.js';
 import { mapLeases } from './map-leases.js';
 import type { ImportPlan, LeasePlan } from './plan.js';
@@ -40,6 +49,8 @@ export interface ImportReport {
   reservations: number;
   hostAllocations: number;
   instanceAllocations: number;
+  floatingIps: { imported: number; present: number };
+  floatingIpAllocations: number;
   events: number;
   notes: string[];
 }
@@ -73,6 +84,7 @@ export function planImport(
   }
   const properties = mapProperties(source, notes);
   const hosts = mapHosts(source, problems);
+  const floatingIps = mapFloatingIps(source, problems);
   const leases = mapLeases(
     source,
     hosts,
@@ -80,7 +92,7 @@ export function planImport(
     problems,
     notes,
   );
-  return { hosts, properties, leases, problems, notes };
+  return { hosts, properties, leases, floatingIps, problems, notes };
 }
 
 /** Imported allocations as the checks see them. */
@@ -174,13 +186,31 @@ export async function runImport(
     problems.push(
       ...checkUsage(allHosts, [...usageOf(plan.leases), ...existing.otherUsage], settings),
     );
+    const climateFips = options.emptyTarget ? [] : await existingFloatingIps(tx);
+    const fips = await canonicalFloatingIps(tx, plan.floatingIps);
+    const newFips = newFloatingIps(fips, climateFips, problems);
+    const fipUses = plan.leases.flatMap((l) =>
+      l.floatingIpAllocations.map((a) => ({
+        ...a,
+        lease: `lease ${l.lease.name} (${l.lease.id})`,
+      })),
+    );
+    problems.push(
+      ...checkFloatingIpUsage(
+        [...fipUses, ...existing.otherFloatingIpUsage],
+        [...fips, ...climateFips],
+      ),
+    );
     if (problems.length > 0) throw new ImportRefused(problems);
-    const report = summary(plan, newHosts.length, newProperties.length, newLeases);
+    const report = summary(plan, newHosts.length, newProperties.length, newLeases, newFips.length);
     if (options.dryRun) return report;
     await writeProperties(tx, newProperties);
     await writeHosts(tx, newHosts, settings.topologyLevels, progress);
+    await writeFloatingIps(tx, newFips);
     await writeLeases(tx, newLeases, progress, settings.azPrefix);
-    return { ...report, written: newHosts.length + newProperties.length + newLeases.length > 0 };
+    await writeFloatingIpAllocations(tx, newLeases);
+    const any = newHosts.length + newProperties.length + newLeases.length + newFips.length;
+    return { ...report, written: any > 0 };
   });
 }
 
@@ -191,6 +221,7 @@ function emptyTarget(): Existing {
     properties: new Map(),
     leases: new Map(),
     otherUsage: [],
+    otherFloatingIpUsage: [],
   };
 }
 
@@ -199,6 +230,7 @@ function summary(
   hosts: number,
   properties: number,
   leases: LeasePlan[],
+  floatingIps: number,
 ): ImportReport {
   const byStatus: Record<string, number> = {};
   for (const l of leases) byStatus[l.lease.status] = (byStatus[l.lease.status] ?? 0) + 1;
@@ -210,6 +242,8 @@ function summary(
     reservations: leases.reduce((n, l) => n + l.reservations.length, 0),
     hostAllocations: leases.reduce((n, l) => n + l.hostAllocations.length, 0),
     instanceAllocations: leases.reduce((n, l) => n + l.instanceAllocations.length, 0),
+    floatingIps: { imported: floatingIps, present: plan.floatingIps.length - floatingIps },
+    floatingIpAllocations: leases.reduce((n, l) => n + l.floatingIpAllocations.length, 0),
     events: leases.reduce((n, l) => n + l.events.length, 0),
     notes: plan.notes,
   };
@@ -227,6 +261,8 @@ export async function verifyImport(dataSource: DataSource, plan: ImportPlan): Pr
     if (climate === undefined) out.push(`host ${h.hypervisor_hostname}: not in Climate`);
     else out.push(...compareHost(h, climate).map((d) => `host ${h.hypervisor_hostname}: ${d}`));
   }
+  const fips = await canonicalFloatingIps(dataSource.manager, plan.floatingIps);
+  out.push(...verifyFloatingIps(fips, await existingFloatingIps(dataSource.manager)));
   for (const l of plan.leases) {
     const label = `lease ${l.lease.name} (${l.lease.id})`;
     const climate = existing.leases.get(l.lease.id);

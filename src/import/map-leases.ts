@@ -5,6 +5,7 @@ import type { JsonObject } from '../common/json.js';
 import { validateHostParams } from '../plugins/physical-host/host-params.js';
 import { validateInstanceParams } from '../plugins/virtual-instance/instance-params.js';
 import type { SourceData, SourceRow } from './blazar-source.js';
+import { FLOATINGIP, FloatingIpRows } from './map-floatingips.js';
 import {
   flag,
   type HostRow,
@@ -25,7 +26,7 @@ export interface MapOptions {
   plugins: readonly string[];
 }
 
-const SUPPORTED = new Set(['physical:host', 'virtual:instance']);
+const SUPPORTED = new Set(['physical:host', 'virtual:instance', FLOATINGIP]);
 const LEASE_STATUSES = new Set(['PENDING', 'ACTIVE', 'TERMINATED', 'ERROR']);
 const RESERVATION_STATUSES = new Set(['pending', 'active', 'deleted', 'error']);
 const EVENT_TYPES = new Set(['start_lease', 'before_end_lease', 'end_lease']);
@@ -104,6 +105,7 @@ export function mapLeases(
   const hostDetails = new Map(source.computehost_reservations.map((r) => [r.reservation_id, r]));
   const instanceDetails = new Map(source.instance_reservations.map((r) => [r.reservation_id, r]));
   const allocations = groupBy(source.computehost_allocations, 'reservation_id');
+  const floating = new FloatingIpRows(source);
   const unsupported = new Map<string, string[]>();
   const plans: LeasePlan[] = [];
   for (const l of source.leases) {
@@ -140,16 +142,17 @@ export function mapLeases(
       events: [],
       hostAllocations: [],
       instanceAllocations: [],
+      floatingIpAllocations: [],
     };
     const end = plusMinutes(endAt, options.cleaningTimeMinutes);
     for (const r of reservationsByLease.get(l.id ?? '') ?? []) {
       const type = r.resource_type ?? '';
+      if (options.skipTypes.includes(type)) {
+        notes.push(`${label}: its ${type} reservation ${r.id} left out (--skip-type)`);
+        continue;
+      }
       if (!SUPPORTED.has(type) || !options.plugins.includes(type)) {
-        if (options.skipTypes.includes(type)) {
-          notes.push(`${label}: its ${type} reservation ${r.id} left out (--skip-type)`);
-        } else {
-          unsupported.set(type, [...(unsupported.get(type) ?? []), label]);
-        }
+        unsupported.set(type, [...(unsupported.get(type) ?? []), label]);
         continue;
       }
       if (!isUuid(r.id)) fail(`reservation ${r.id}: its id is not a uuid`);
@@ -157,16 +160,18 @@ export function mapLeases(
         fail(`reservation ${r.id}: unknown status ${r.status}`);
       }
       const details = type === 'physical:host' ? hostDetails.get(r.id) : instanceDetails.get(r.id);
-      if (details === undefined) {
+      if (details === undefined && !(type === FLOATINGIP && floating.has(r.id))) {
         fail(`reservation ${r.id} (${type}) has no row in its per-type table`);
         continue;
       }
       let params: JsonObject;
       try {
         params =
-          type === 'physical:host'
-            ? hostParams(details, options.topologyLevels)
-            : instanceParams(details);
+          type === FLOATINGIP
+            ? floating.params(r.id)
+            : type === 'physical:host'
+              ? hostParams(details as SourceRow, options.topologyLevels)
+              : instanceParams(details as SourceRow);
       } catch (error) {
         fail(`reservation ${r.id}: ${message(error)}`);
         continue;
@@ -184,6 +189,17 @@ export function mapLeases(
         updated_at: utcOrNull(r.updated_at),
       };
       plan.reservations.push(reservation);
+      if (type === FLOATINGIP) {
+        // Blazar keeps these after the end too (they refuse the address's delete, as there).
+        try {
+          const network = String(params.network_id);
+          const held = floating.held(r.id, reservation.id, network, start, end);
+          plan.floatingIpAllocations.push(...held);
+        } catch (error) {
+          fail(`reservation ${r.id}: ${message(error)}`);
+        }
+        continue;
+      }
       const held = allocations.get(r.id ?? '') ?? [];
       const missing = held.filter((a) => !hostIds.has(a.compute_host_id ?? ''));
       if (missing.length > 0) {

@@ -1,6 +1,10 @@
 import type { StoredUserEvent } from '../model/lease.entity.js';
 /** What an import writes into Climate: its rows, as mapped from a Blazar database. */
 import type { JsonObject } from '../common/json.js';
+import type {
+  KeptAllocation,
+  KeptFloatingIp,
+} from '../plugins/virtual-floatingip/floatingips.repository.js';
 
 export interface HostRow {
   id: number;
@@ -92,12 +96,15 @@ export interface LeasePlan {
   events: EventRow[];
   hostAllocations: HostAllocationRow[];
   instanceAllocations: InstanceAllocationRow[];
+  floatingIpAllocations: KeptAllocation[];
 }
 
 export interface ImportPlan {
   hosts: HostRow[];
   properties: PropertyRow[];
   leases: LeasePlan[];
+  /** Blazar's registered floating IPs, ids kept. */
+  floatingIps: KeptFloatingIp[];
   /** Every reason the import cannot go ahead; nothing is written while there is one. */
   problems: string[];
   /** What is left out or changed on the way, said so the operator knows. */

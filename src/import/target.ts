@@ -5,7 +5,9 @@
  */
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
+import { FloatingIpsRepository } from '../plugins/virtual-floatingip/floatingips.repository.js';
 import type { Usage } from './checks.js';
+import type { FloatingIpUse } from './map-floatingips.js';
 import type { HostRow, ImportPlan, LeasePlan, PropertyRow } from './plan.js';
 
 export interface Existing {
@@ -15,6 +17,8 @@ export interface Existing {
   leases: Map<string, LeasePlan>;
   /** Allocations in Climate of reservations the import does not bring. */
   otherUsage: Usage[];
+  /** Floating-IP allocations in Climate of reservations the import does not bring. */
+  otherFloatingIpUsage: FloatingIpUse[];
 }
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -73,6 +77,7 @@ export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise
       events: [],
       hostAllocations: [],
       instanceAllocations: [],
+      floatingIpAllocations: [],
     });
   }
   const reservations = await sql<Record<string, unknown>>(
@@ -159,7 +164,13 @@ export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise
             },
     });
   }
-  return { hosts, hostNames, properties, leases, otherUsage };
+  const otherFloatingIpUsage: FloatingIpUse[] = [];
+  for (const { lease, ...a } of await new FloatingIpsRepository().allAllocations(em)) {
+    const owner = leases.get(leaseOf.get(a.reservation_id) ?? '');
+    if (owner !== undefined) owner.floatingIpAllocations.push(a);
+    else otherFloatingIpUsage.push({ ...a, lease: `${lease}, already in Climate` });
+  }
+  return { hosts, hostNames, properties, leases, otherUsage, otherFloatingIpUsage };
 }
 
 function dated(row: Record<string, unknown>, keys: string[]): Record<string, unknown> {
@@ -178,6 +189,7 @@ function canonical(l: LeasePlan): unknown {
     events: byId(l.events).map(sortKeys),
     hostAllocations: byId(l.hostAllocations).map(sortKeys),
     instanceAllocations: byId(l.instanceAllocations).map(sortKeys),
+    floatingIpAllocations: byId(l.floatingIpAllocations).map(sortKeys),
   };
 }
 

@@ -61,6 +61,15 @@ export async function loadBlazarDump(dump: string = BLAZAR_DUMP): Promise<Blazar
 export interface ExpectedBlazar {
   hosts: Record<string, unknown>[];
   resource_properties: { property_name: string; private: boolean }[];
+  floatingips: {
+    id: string;
+    floating_network_id: string;
+    subnet_id: string;
+    floating_ip_address: string;
+    reservable: boolean;
+    created_at: string;
+    updated_at: string | null;
+  }[];
   leases: ExpectedLease[];
   derived_at_reference_instant: {
     host_allocations: Record<string, { lease: string; reservation_id: string }[]>;
@@ -99,9 +108,21 @@ export interface ExpectedReservation {
   resources_changed: boolean;
   created_at: string;
   updated_at: string | null;
-  allocations: { id: string; compute_host_id: string; hypervisor_hostname: string }[];
+  /** Host allocations name a host; floating-IP allocations (only) an address instead. */
+  allocations: {
+    id: string;
+    compute_host_id: string;
+    hypervisor_hostname: string;
+    floatingip_id?: string;
+    floating_ip_address?: string;
+  }[];
   computehost_reservation?: Record<string, unknown> & { min: number; max: number };
   instance_reservation?: Record<string, unknown>;
+  floatingip_reservation?: {
+    network_id: string;
+    amount: number;
+    required_floatingips: { id: string; address: string }[];
+  };
 }
 
 export function expectedBlazar(): ExpectedBlazar {

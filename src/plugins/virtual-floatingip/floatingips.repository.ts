@@ -15,6 +15,26 @@ export interface FloatingIpRow {
   updated_at: Date | null;
 }
 
+/** A registered address as an import writes it (times as ISO text). */
+export interface KeptFloatingIp {
+  id: string;
+  floating_network_id: string;
+  subnet_id: string | null;
+  floating_ip_address: string;
+  reservable: boolean;
+  created_at: string;
+  updated_at: string | null;
+}
+
+/** An allocation as an import writes it: `start`/`end` include the cleaning time. */
+export interface KeptAllocation {
+  id: string;
+  reservation_id: string;
+  floatingip_id: string;
+  start: string;
+  end: string;
+}
+
 /** An address a pick chose. */
 export interface Picked {
   id: string;
@@ -207,6 +227,63 @@ export class FloatingIpsRepository {
         WHERE reservation_id = $1 AND during <> tstzrange($2, $3, '[)')`,
       [reservationId, during.start, during.end],
     );
+  }
+
+  /** Registered addresses kept with their ids and times (an import from Blazar). */
+  async insertKept(em: EntityManager, rows: KeptFloatingIp[]): Promise<void> {
+    if (rows.length === 0) return;
+    const col = <K extends keyof KeptFloatingIp>(k: K) => rows.map((r) => r[k]);
+    await sql(
+      em,
+      `INSERT INTO floatingips (id, floating_network_id, subnet_id, floating_ip_address, reservable,
+                                created_at, updated_at)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::inet[], $5::bool[],
+                            $6::timestamptz[], $7::timestamptz[])`,
+      [
+        col('id'),
+        col('floating_network_id'),
+        col('subnet_id'),
+        col('floating_ip_address'),
+        col('reservable'),
+        col('created_at'),
+        col('updated_at'),
+      ],
+    );
+  }
+
+  /** Allocations kept with their ids (an import from Blazar); the constraint still applies. */
+  async allocateKept(em: EntityManager, rows: KeptAllocation[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql(
+      em,
+      `INSERT INTO floatingip_allocations (id, reservation_id, floatingip_id, during)
+       SELECT x.id, x.r, x.f, tstzrange(x.lo, x.up, '[)')
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::timestamptz[])
+           AS x(id, r, f, lo, up)`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.reservation_id),
+        rows.map((r) => r.floatingip_id),
+        rows.map((r) => r.start),
+        rows.map((r) => r.end),
+      ],
+    );
+  }
+
+  /** Every allocation, with its address and lease (what an import checks against). */
+  async allAllocations(em: EntityManager): Promise<(KeptAllocation & { lease: string })[]> {
+    const { rows } = await sql<KeptAllocation & { lo: Date; up: Date; lease: string }>(
+      em,
+      `SELECT a.id, a.reservation_id, a.floatingip_id, lower(a.during) AS lo, upper(a.during) AS up,
+              'lease ' || l.name || ' (' || l.id || ')' AS lease
+         FROM floatingip_allocations a JOIN reservations r ON r.id = a.reservation_id
+         JOIN leases l ON l.id = r.lease_id`,
+    );
+    return rows.map(({ lo, up, ...r }) => ({
+      ...r,
+      start: lo.toISOString(),
+      end: up.toISOString(),
+    }));
   }
 
   async release(tx: EntityManager, reservationId: string): Promise<void> {
