@@ -217,7 +217,7 @@ describe('the embedded PGlite database (DATABASE_URL unset)', () => {
       .post('/v1/leases')
       .send({ name: 'pg-more', ...fips(1) })
       .expect(409);
-    expect(more.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    expect(more.body.error_type).toBe('NotEnoughFloatingIPAvailable');
     const dataSource = (app as INestApplication).get(DataSource);
     await expect(
       dataSource.query(

@@ -146,7 +146,7 @@ describe('flavor:instance reservations', () => {
     await create('pin-a', ...w, { flavor_id: 'pinned', amount: 6 }).expect(201);
     const leases = await count('leases');
     const full = await create('pin-b', ...w, { flavor_id: 'pinned', amount: 3 }).expect(409);
-    expect(full.body).toMatchObject({ error_code: 409, error_name: 'NotEnoughHostsAvailable' });
+    expect(full.body).toMatchObject({ error_code: 409, error_type: 'NotEnoughHostsAvailable' });
     expect(await count('leases')).toBe(leases);
     const last = await create('pin-c', ...w, { flavor_id: 'pinned', amount: 2 }).expect(201);
     const [slot] = await slotsOf(last.body.lease.reservations[0].id);
@@ -171,7 +171,7 @@ describe('flavor:instance reservations', () => {
       'fx-2',
     ]);
     const none = await create('none', ...w, { flavor_id: 'nowhere' }).expect(409);
-    expect(none.body.error_name).toBe('NotEnoughHostsAvailable');
+    expect(none.body.error_type).toBe('NotEnoughHostsAvailable');
   });
 
   it('should answer 4xx with Blazar error bodies and change nothing', async () => {
@@ -191,7 +191,7 @@ describe('flavor:instance reservations', () => {
     ];
     for (const [values, status, name, message] of cases) {
       const res = await create('bad', ...w, values);
-      expect([res.status, res.body.error_name]).toEqual([status, name]);
+      expect([res.status, res.body.error_type]).toEqual([status, name]);
       expect(res.body).toMatchObject({ error_code: status });
       expect(res.body.error_message).toMatch(message);
     }
@@ -215,7 +215,7 @@ describe('flavor:instance reservations', () => {
       const res = await t.http.put(`/v1/leases/${id}`).set(tenant).send(body).expect(409);
       expect(res.body).toMatchObject({
         error_code: 409,
-        error_name: 'NotImplemented',
+        error_type: 'NotImplemented',
         error_message:
           "Updating leases for 'flavor:instance' type reservations is not yet supported.",
       });

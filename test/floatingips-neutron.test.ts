@@ -86,7 +86,7 @@ describe('virtual:floatingip with Neutron', () => {
     ];
     for (const [address, network, status, name, message] of refusals) {
       const res = await register(address, network);
-      expect([address, res.status, res.body.error_name]).toEqual([address, status, name]);
+      expect([address, res.status, res.body.error_type]).toEqual([address, status, name]);
       expect(res.body.error_message).toMatch(message);
     }
     expect(await rows()).toBe(before);
@@ -96,7 +96,7 @@ describe('virtual:floatingip with Neutron', () => {
     const before = await rows();
     neutron.failNext.add('GET /v2.0/subnets');
     const res = await register('10.9.0.7').expect(502);
-    expect(res.body.error_name).toBe('NetworkServiceError');
+    expect(res.body.error_type).toBe('NetworkServiceError');
     expect(await rows()).toBe(before);
   });
 

@@ -84,7 +84,8 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
     expect(gone.body).toEqual({
       error_code: 404,
       error_message: `Object with {'floatingip_id': '${id}'} not found`,
-      error_name: 'NotFound',
+      error_name: 404,
+      error_type: 'NotFound',
     });
     await t.http.get('/v1/floatingips/not-a-uuid').set(ADMIN).expect(404);
   });
@@ -134,7 +135,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
     ];
     for (const [body, who, status, name] of cases) {
       const res = await t.http.post('/v1/floatingips').set(who).send(body);
-      expect([res.status, res.body.error_name]).toEqual([status, name]);
+      expect([res.status, res.body.error_type]).toEqual([status, name]);
       expect(res.body.error_code).toBe(status);
     }
     for (const body of [[], [{ floating_network_id: NET, floating_ip_address: '192.0.2.9' }]]) {
@@ -172,7 +173,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
       ...net,
       amount: 2,
     }).expect(409);
-    expect(refused.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    expect(refused.body.error_type).toBe('NotEnoughFloatingIPAvailable');
     expect(refused.body.error_message).toMatch(/^Not enough floating IPs available/);
     expect(await counts()).toEqual(before);
     // One more fits beside it; and two again once the first window is over.
@@ -194,7 +195,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
       amount: 1,
       required_floatingips: ['203.0.113.31'],
     }).expect(409);
-    expect(busy.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    expect(busy.body.error_type).toBe('NotEnoughFloatingIPAvailable');
     const unknown = await lease('req-unknown', ...window, {
       amount: 1,
       required_floatingips: ['203.0.113.99'],
@@ -219,7 +220,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
       amount: 1,
       network_id: 'net-b',
     }).expect(409);
-    expect(mine.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    expect(mine.body.error_type).toBe('NotEnoughFloatingIPAvailable');
     await register('203.0.113.41', 'net-b');
     const own = await lease('mine', '2033-04-01 00:00', '2033-04-02 00:00', {
       amount: 1,
@@ -251,7 +252,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
     const grown = await put({ amount: 3 }).expect(200);
     expect(grown.body.lease.reservations[0].floatingips.sort()).toEqual(addresses);
     await put({ amount: 2 }).expect(200);
-    expect((await put({ network_id: 'net-b' }).expect(400)).body.error_name).toBe(
+    expect((await put({ network_id: 'net-b' }).expect(400)).body.error_type).toBe(
       'CantUpdateFloatingIPReservation',
     );
     await put({ required_floatingips: ['203.0.113.50'] }).expect(400);
@@ -271,7 +272,7 @@ describe('virtual:floatingip, booked (COMPUTE_DRIVER=builtin)', () => {
       (x: { floating_ip_address: string }) => x.floating_ip_address === '203.0.113.50',
     );
     const refused = await t.http.delete(`/v1/floatingips/${f.id}`).set(ADMIN).expect(409);
-    expect(refused.body.error_name).toBe('CantDeleteFloatingIP');
+    expect(refused.body.error_type).toBe('CantDeleteFloatingIP');
     t.clock.set(new Date('2033-05-02T00:00:00Z'));
     await t.settle();
     expect((await t.http.get(`/v1/leases/${id}`).set(A)).body.lease.status).toBe('TERMINATED');
@@ -303,7 +304,7 @@ describe('virtual:floatingip not enabled', () => {
           reservations: [{ resource_type: 'virtual:floatingip', network_id: NET, amount: 1 }],
         })
         .expect(400);
-      expect(lease.body.error_name).toBe('UnsupportedResourceType');
+      expect(lease.body.error_type).toBe('UnsupportedResourceType');
     } finally {
       await t.close();
       await db.drop();
@@ -410,7 +411,7 @@ describe('virtual:floatingip, concurrent creates', () => {
     const granted = results.filter((r) => r.status === 201);
     const refused = results.filter((r) => r.status === 409);
     expect(granted.length + refused.length).toBe(30);
-    for (const r of refused) expect(r.body.error_name).toBe('NotEnoughFloatingIPAvailable');
+    for (const r of refused) expect(r.body.error_type).toBe('NotEnoughFloatingIPAvailable');
     const held = granted.flatMap((r) => r.body.lease.reservations[0].floatingips as string[]);
     expect(new Set(held).size).toBe(held.length);
     // As many as fit: at most the six addresses, and never two or more left unused.

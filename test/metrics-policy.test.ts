@@ -17,7 +17,8 @@ const TOKENS = {
 };
 const REFUSED = {
   error_code: 403,
-  error_name: 'PolicyNotAuthorized',
+  error_name: 403,
+  error_type: 'PolicyNotAuthorized',
   error_message: "Policy doesn't allow climate:metrics:get to be performed",
 };
 
@@ -39,6 +40,7 @@ function refusal(text: string): unknown {
   return {
     error_code: body.error_code,
     error_name: body.error_name,
+    error_type: body.error_type,
     error_message: body.error_message,
   };
 }

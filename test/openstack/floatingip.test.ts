@@ -121,7 +121,7 @@ describe('virtual:floatingip on the real Neutron', () => {
     ];
     for (const [address, net, status, name] of refusals) {
       const res = await register(address, net);
-      expect([address, res.status, res.body.error_name]).toEqual([address, status, name]);
+      expect([address, res.status, res.body.error_type]).toEqual([address, status, name]);
     }
     const list = (await http.get('/v1/floatingips').set('X-Auth-Token', admin).expect(200)).body;
     expect(list.floatingips).toHaveLength(2);
@@ -146,7 +146,7 @@ describe('virtual:floatingip on the real Neutron', () => {
     const rid = made.body.lease.reservations[0].id as string;
     // Both held: a third lease finds none.
     const third = await lease('fip-third', 1);
-    expect([third.status, third.body.error_name]).toEqual([409, 'NotEnoughFloatingIPAvailable']);
+    expect([third.status, third.body.error_type]).toEqual([409, 'NotEnoughFloatingIPAvailable']);
 
     await t.settle();
     const shown = (await http.get(`/v1/leases/${id}`).set('X-Auth-Token', user.token)).body.lease;
@@ -159,7 +159,7 @@ describe('virtual:floatingip on the real Neutron', () => {
     }
     // The tenant sees them in its own project.
     const held = await lease('fip-third-active', 1);
-    expect([held.status, held.body.error_name]).toEqual([409, 'NotEnoughFloatingIPAvailable']);
+    expect([held.status, held.body.error_type]).toEqual([409, 'NotEnoughFloatingIPAvailable']);
     const own = (await neutron(user.token, 'GET', '/v2.0/floatingips')).body.floatingips as Fip[];
     expect(own.map((f) => f.id).sort()).toEqual(fips.map((f) => f.id).sort());
     // The tenant deletes one itself before the end: the end takes that as done.

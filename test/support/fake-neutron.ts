@@ -103,7 +103,16 @@ export class FakeNeutron {
       const token = {
         user: { id: 'climate' },
         expires_at: new Date(Date.now() + 3600_000).toISOString(),
-        catalog: [{ type: 'network', endpoints: [{ interface: 'public', url: this.url }] }],
+        // Every interface, as a deployed catalog lists it (Climate asks for KEYSTONE_INTERFACE).
+        catalog: [
+          {
+            type: 'network',
+            endpoints: ['public', 'internal', 'admin'].map((i) => ({
+              interface: i,
+              url: this.url,
+            })),
+          },
+        ],
       };
       return [201, { token }, { 'X-Subject-Token': 'service-token' }];
     }
