@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from './support/database.js';
 import { startApp, type TestApp } from './support/app.js';
 import { slotReservation } from './support/hosts.js';
+import { MAX_CANDIDATES } from '../src/plugins/virtual-instance/slot-availability.js';
 
 const TOKENS = {
   admin: { user_id: 'u-admin', project_id: 'p-admin', roles: ['admin'] },
@@ -115,6 +116,45 @@ describe('GET /v1/instances/availability', () => {
     ]);
     await lease('alice', 'alice-again', '2041-03-01 08:00', '2041-03-01 10:00', 2).expect(201);
   });
+
+  it('should look past its bound of candidate starts to the last allocation end', async () => {
+    // One full host of its own zone, taken an hour in every two (the other is its
+    // cleaning and a gap too short for the 30-minute window plus cleaning): more ends
+    // than the candidates it looks at (MAX_CANDIDATES) before the host is free again.
+    await t.http
+      .post('/v1/os-hosts')
+      .set(as('admin'))
+      .send({ name: 'busy-1', vcpus: 8, memory_mb: 16384, local_gb: 100, zone: 'busy' })
+      .expect(201);
+    const first = Date.parse('2041-04-01T00:00:00Z');
+    const hours = MAX_CANDIDATES + 20;
+    const at = (h: number) => new Date(first + h * 3_600_000).toISOString().slice(0, 16);
+    for (let h = 0; h < hours; h++) {
+      await t.http
+        .post('/v1/leases')
+        .set(as('bob'))
+        .send({
+          name: `busy-${h}`,
+          start_date: at(2 * h).replace('T', ' '),
+          end_date: at(2 * h + 1).replace('T', ' '),
+          reservations: [slotReservation('busy', { vcpus: 8 })],
+        })
+        .expect(201);
+    }
+    const started = performance.now();
+    const ws = await windows({
+      amount: 1,
+      vcpus: 8,
+      duration: '30m',
+      start: at(0).replace('T', ' '),
+      resource_properties: '["==", "$zone", "busy"]',
+      limit: 2,
+    });
+    const ms = performance.now() - started;
+    // Free once the last lease has ended and been cleaned.
+    expect(starts(ws)).toEqual([at(2 * hours - 1 + 0.5)]);
+    console.log(`${MAX_CANDIDATES} candidate starts looked at in ${Math.round(ms)} ms`);
+  }, 120_000);
 
   it('should start from the start asked for', async () => {
     expect(

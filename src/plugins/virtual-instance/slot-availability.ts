@@ -76,16 +76,23 @@ export class SlotAvailability {
     };
   }
 
-  /** `from`, then the minutes after it at which an allocation ends, earliest first. */
+  /**
+   * `from`, then the minutes after it at which an allocation ends, earliest first; past
+   * the bound, the last end of all (from then on nothing is allocated, so slots that can
+   * fit at all fit there).
+   */
   private async candidates(from: Date, latest: number): Promise<Date[]> {
+    const ends = `SELECT DISTINCT date_trunc('minute', upper(during) + interval '59.999 seconds') AS t
+         FROM (SELECT during FROM instance_allocations UNION ALL SELECT during FROM host_allocations) a
+        WHERE upper(during) > $1 AND upper(during) < $2`;
     const { rows } = await sql<{ t: Date }>(
       this.dataSource.manager,
-      `SELECT DISTINCT date_trunc('minute', upper(during) + interval '59.999 seconds') AS t
-         FROM (SELECT during FROM instance_allocations UNION ALL SELECT during FROM host_allocations) a
-        WHERE upper(during) > $1 AND upper(during) < $2
-        ORDER BY t LIMIT ${MAX_CANDIDATES - 1}`,
+      `(SELECT t FROM (${ends}) e ORDER BY t LIMIT ${MAX_CANDIDATES - 2})
+       UNION SELECT max(t) FROM (${ends}) e ORDER BY t`,
       [from, new Date(latest)],
     );
-    return [from, ...rows.map((r) => new Date(r.t)).filter((t) => t > from)];
+    return [from, ...rows.filter((r) => r.t !== null).map((r) => new Date(r.t))].filter(
+      (t, i) => i === 0 || t > from,
+    );
   }
 }
