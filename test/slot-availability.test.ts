@@ -154,6 +154,12 @@ describe('GET /v1/instances/availability', () => {
     // Free once the last lease has ended and been cleaned.
     expect(starts(ws)).toEqual([at(2 * hours - 1 + 0.5)]);
     console.log(`${MAX_CANDIDATES} candidate starts looked at in ${Math.round(ms)} ms`);
+    // Ends on other hosts are no candidates: zone "avail" is free all along, from the start.
+    expect(
+      starts(
+        await windows({ amount: 1, duration: '30m', start: at(0).replace('T', ' '), limit: 2 }),
+      ),
+    ).toEqual([at(0)]);
   }, 120_000);
 
   it('should start from the start asked for', async () => {

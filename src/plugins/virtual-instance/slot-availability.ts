@@ -6,9 +6,9 @@ import { parseDuration } from '../../common/durations.js';
 import { InvalidInput } from '../../common/errors.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
-import { sql } from '../../database/sql.js';
+import { sql, SqlParams } from '../../database/sql.js';
 import { occupied } from '../../pools/host-usage.js';
-import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
+import { combine, HostQueryBuilder, type HostQuery } from '../../requirements/host-query.js';
 import type { SlotAvailabilityBody } from './dto/slot-availability.dto.js';
 import { validateInstanceParams } from './instance-params.js';
 import { pickSlots } from './pick-slots.js';
@@ -32,8 +32,8 @@ const ceilMinute = (d: Date) => new Date(Math.ceil(d.getTime() / MINUTE) * MINUT
 
 /**
  * The earliest windows where `amount` instance slots of a size fit, read-only, by the
- * create's own rules: at each candidate start (`from`, then each time an allocation
- * ends, to the minute) the hosts `SlotsRepository.capacity` finds for the window plus
+ * create's own rules: at each candidate start (`from`, then each time an allocation on
+ * a matching host ends, to the minute) the hosts `SlotsRepository.capacity` finds for the window plus
  * the cleaning time, packed by `pickSlots`, as the create places a new reservation.
  */
 @Injectable()
@@ -60,7 +60,7 @@ export class SlotAvailability {
     const em = this.dataSource.manager;
     const q = await this.queries.build(em, combine(params.resource_properties));
     const found: Date[] = [];
-    for (const t of await this.candidates(from, latest)) {
+    for (const t of await this.candidates(q, from, latest)) {
       const window = { start: t, end: new Date(t.getTime() + duration) };
       const during = occupied(window, this.config.cleaningTimeMinutes);
       const need = { amount: params.amount, oneHost: params.affinity === true };
@@ -77,22 +77,26 @@ export class SlotAvailability {
   }
 
   /**
-   * `from`, then the minutes after it at which an allocation ends, earliest first; past
-   * the bound, the last end of all (from then on nothing is allocated, so slots that can
-   * fit at all fit there).
+   * `from`, then the minutes after it at which an allocation on a host of `q` ends (only
+   * those change what fits), earliest first; past the bound, the last end of all (from
+   * then on those hosts are free, so slots that can fit at all fit there).
    */
-  private async candidates(from: Date, latest: number): Promise<Date[]> {
-    const ends = `SELECT DISTINCT date_trunc('minute', upper(during) + interval '59.999 seconds') AS t
-         FROM (SELECT during FROM instance_allocations UNION ALL SELECT during FROM host_allocations) a
-        WHERE upper(during) > $1 AND upper(during) < $2`;
-    const { rows } = await sql<{ t: Date }>(
+  private async candidates(q: HostQuery, from: Date, latest: number): Promise<Date[]> {
+    const p = new SqlParams();
+    const where = p.embed(q.where, q.params);
+    const ends = `SELECT DISTINCT date_trunc('minute', upper(a.during) + interval '59.999 seconds') AS t
+         FROM (SELECT host_id, during FROM instance_allocations
+               UNION ALL SELECT host_id, during FROM host_allocations) a
+         JOIN hosts h ON h.id = a.host_id
+        WHERE upper(a.during) > ${p.bind(from)} AND upper(a.during) < ${p.bind(new Date(latest))}
+          AND (${where})`;
+    const { rows } = await sql<{ t: Date | null }>(
       this.dataSource.manager,
       `(SELECT t FROM (${ends}) e ORDER BY t LIMIT ${MAX_CANDIDATES - 2})
        UNION SELECT max(t) FROM (${ends}) e ORDER BY t`,
-      [from, new Date(latest)],
+      p.values,
     );
-    return [from, ...rows.filter((r) => r.t !== null).map((r) => new Date(r.t))].filter(
-      (t, i) => i === 0 || t > from,
-    );
+    const later = rows.flatMap((r) => (r.t === null ? [] : [new Date(r.t)]));
+    return [from, ...later.filter((t) => t > from)];
   }
 }
