@@ -268,5 +268,9 @@ describe('the OpenAPI document', () => {
     await call('GET /v1/os-hosts/capacity', { query: '?end=2030-02-02%2000:00' });
     await call('GET /v1/os-hosts/availability', { query: '?duration=2h&count=2' });
     await call('GET /v1/os-hosts/availability', { query: '?count=2' });
+    await call('GET /v1/instances/availability', {
+      query: '?duration=2h&amount=2&vcpus=2&memory_mb=1024&disk_gb=10&affinity=false',
+    });
+    await call('GET /v1/instances/availability', { query: '?duration=2h&vcpus=2' });
   }
 });

@@ -55,6 +55,7 @@ const DEFAULTS: Record<RouteKey, Row> = {
   'GET /v1/os-hosts/allocations': ADMIN,
   'GET /v1/os-hosts/capacity': READER,
   'GET /v1/os-hosts/availability': READER,
+  'GET /v1/instances/availability': READER,
   'GET /v1/os-hosts/{id}': ADMIN,
   'PUT /v1/os-hosts/{id}': ADMIN,
   // No such host (so nothing is removed): the admin is told so.
@@ -177,6 +178,8 @@ function requestFor(route: RouteKey, w: World): { path: string; body?: unknown; 
   if (route === 'GET /v1/os-hosts/capacity')
     path += '?start=2030-01-02%2000:00&end=2030-03-01%2000:00';
   if (route === 'GET /v1/os-hosts/availability') path += '?count=1&duration=1h';
+  if (route === 'GET /v1/instances/availability')
+    path += '?amount=1&vcpus=1&memory_mb=512&disk_gb=1&duration=1h';
   // A stale version: refused (412) after the policy, so nothing changes.
   const ifMatch =
     route.startsWith('PUT /v1/leases') || route.startsWith('DELETE /v1/leases') ? '"0"' : undefined;
@@ -261,7 +264,11 @@ describe('who may do what, with the default rules', () => {
     const availability = await as(
       '/v1/os-hosts/availability?count=3&duration=1h&start=2030-02-01%2000:00',
     );
-    for (const text of [capacity.text, availability.text]) {
+    const slots = await as(
+      '/v1/instances/availability?amount=3&vcpus=1&memory_mb=512&disk_gb=1&affinity=false' +
+        '&duration=1h&start=2030-02-01%2000:00',
+    );
+    for (const text of [capacity.text, availability.text, slots.text]) {
       for (const secret of [w.leaseId, w.reservationId, 'p1-secret-name', 'p1', 'cal-']) {
         expect(text).not.toContain(secret);
       }
@@ -272,6 +279,11 @@ describe('who may do what, with the default rules', () => {
     expect(availability.body.availability[0]).toMatchObject({
       start_date: '2030-02-02T00:00:00.000000',
       free_hosts: 3,
+    });
+    // Three slots on three hosts, likewise: windows only.
+    expect(slots.body.availability[0]).toEqual({
+      start_date: '2030-02-02T00:00:00.000000',
+      end_date: '2030-02-02T01:00:00.000000',
     });
   });
 

@@ -172,6 +172,14 @@ export const API_RULES: RuleDefault[] = [
     operations: [op('GET', '/v1/os-hosts/availability')],
   },
   {
+    name: 'climate:instances:availability:get',
+    check: READER,
+    description:
+      'When N instance slots of a size fit for a duration: windows only, no lease, ' +
+      'project or host name.',
+    operations: [op('GET', '/v1/instances/availability')],
+  },
+  {
     name: 'climate:pools:get',
     check: ADMIN,
     description: 'List the pools and topology aggregates with their hosts.',

@@ -29,6 +29,8 @@ describe('RuleSet with the defaults', () => {
     ['blazar:floatingips:get', ['reader'], own, true],
     ['blazar:floatingips:post', ['member'], own, false],
     ['climate:availability:get', ['reader'], own, true],
+    ['climate:instances:availability:get', ['reader'], own, true],
+    ['climate:instances:availability:get', [], own, false],
     ['climate:capacity:get', ['_member_'], own, false],
     ['climate:scheduler:filter', ['member'], own, false],
     ['no:such:rule', ['admin'], own, false],

@@ -121,7 +121,8 @@ export interface CapacityStep {
 export interface Window {
   start_date: string;
   end_date: string;
-  free_hosts: number;
+  /** Host windows only. */
+  free_hosts?: number;
 }
 
 export interface PowerHost {

@@ -27,7 +27,10 @@ interface Draft {
   reservation: Record<string, unknown>;
 }
 
-/** The find-and-book form: availability windows on the calendar, a confirmed POST. */
+/**
+ * The find-and-book form: the availability windows of hosts or of instance slots on the
+ * calendar, a confirmed POST.
+ */
 export class Booking {
   private draft: Draft | null = null;
 
@@ -52,60 +55,90 @@ export class Booking {
 
   private async find(): Promise<void> {
     const form = this.form;
-    const kind = field(form, 'kind');
     const duration = parseDuration(field(form, 'duration'));
     if (duration === null) throw new Error('the duration is a number and a unit: 90m, 2h, 1d');
     const from = fromField(field(form, 'from'));
     this.results.replaceChildren();
-    if (kind === 'instance') {
-      const amount = Number(field(form, 'count'));
-      const reservation = {
-        resource_type: 'virtual:instance',
-        amount,
-        vcpus: Number(field(form, 'vcpus')),
-        memory_mb: Number(field(form, 'memory_mb')),
-        disk_gb: Number(field(form, 'disk_gb')),
-        affinity: null,
-        resource_properties: field(form, 'requirement'),
-      };
-      const end = new Date(from.getTime() + duration);
-      this.offer([{ start: from, end, label: `${amount} instance slot(s)`, reservation }]);
-      return;
-    }
     const count = Number(field(form, 'count'));
     const requirement = field(form, 'requirement');
-    const { availability } = await get<{ availability: Window[] }>('/v1/os-hosts/availability', {
-      count,
+    const asked = {
       duration: `${Math.round(duration / 60_000)}m`,
       start: toInput(from),
       resource_properties: requirement,
       limit: 5,
-    });
-    const windows = availability.map((w) => ({
+    };
+    const found =
+      field(form, 'kind') === 'instance'
+        ? await this.slotWindows(count, asked)
+        : await this.hostWindows(count, asked);
+    const windows = found.windows.map((w) => ({
       start: parseWire(w.start_date),
       end: parseWire(w.end_date),
-      label: `${w.free_hosts} matching hosts free`,
+      label: w.free_hosts === undefined ? found.what : `${w.free_hosts} matching hosts free`,
+      reservation: found.reservation,
+    }));
+    this.calendar.showWindows(windows);
+    if (windows.length > 0) this.calendar.focusOn(windows[0].start, windows[0].end);
+    this.offer(windows, found.none);
+    this.say(`${windows.length} windows found for ${found.what}`);
+  }
+
+  /** GET /v1/os-hosts/availability: `count` whole hosts. */
+  private async hostWindows(count: number, asked: Record<string, string | number>) {
+    const { availability } = await get<{ availability: Window[] }>('/v1/os-hosts/availability', {
+      ...asked,
+      count,
+    });
+    return {
+      windows: availability,
+      what: `${count} hosts`,
+      none: 'No window: fewer matching hosts than asked for.',
       reservation: {
         resource_type: 'physical:host',
         min: count,
         max: count,
         hypervisor_properties: '',
-        resource_properties: requirement,
+        resource_properties: asked.resource_properties,
       },
-    }));
-    this.calendar.showWindows(windows);
-    if (windows.length > 0) this.calendar.focusOn(windows[0].start, windows[0].end);
-    this.offer(windows);
-    this.say(`${windows.length} windows found for ${count} hosts`);
+    };
+  }
+
+  /** GET /v1/instances/availability: `amount` slots of the form's size. */
+  private async slotWindows(amount: number, asked: Record<string, string | number>) {
+    const affinity = field(this.form, 'affinity');
+    const size = {
+      vcpus: Number(field(this.form, 'vcpus')),
+      memory_mb: Number(field(this.form, 'memory_mb')),
+      disk_gb: Number(field(this.form, 'disk_gb')),
+    };
+    const { availability } = await get<{ availability: Window[] }>('/v1/instances/availability', {
+      ...asked,
+      ...size,
+      amount,
+      ...(affinity === '' ? {} : { affinity }),
+    });
+    return {
+      windows: availability,
+      what: `${amount} instance slot(s)`,
+      none: 'No window: not enough room for these slots.',
+      reservation: {
+        resource_type: 'virtual:instance',
+        amount,
+        ...size,
+        affinity: affinity === '' ? null : affinity === 'true',
+        resource_properties: asked.resource_properties,
+      },
+    };
   }
 
   private offer(
     windows: { start: Date; end: Date; label: string; reservation: Record<string, unknown> }[],
+    none: string,
   ): void {
     const list = document.createElement('ol');
     list.className = 'windows';
     if (windows.length === 0) {
-      this.results.textContent = 'No window: fewer matching hosts than asked for.';
+      this.results.textContent = none;
       return;
     }
     for (const w of windows) {

@@ -5,6 +5,8 @@ import { InstanceReservationRequest } from './dto/instance-reservation.request.j
 import { InstanceReservationResponse } from './dto/instance-reservation.response.js';
 import { InstancePool } from './instance-pool.js';
 import { InstanceUpkeep } from './instance-upkeep.js';
+import { SlotAvailability } from './slot-availability.js';
+import { SlotAvailabilityController } from './slot-availability.controller.js';
 import { SlotMover } from './slot-mover.js';
 import { SlotsRepository } from './slots.repository.js';
 import { VirtualInstancePlugin } from './virtual-instance.plugin.js';
@@ -12,8 +14,15 @@ import { VirtualInstancePlugin } from './virtual-instance.plugin.js';
 /** `virtual:instance`: instance slots, claimed by the servers booted into them. */
 export const virtualInstanceType: ResourceType = {
   plugin: VirtualInstancePlugin,
-  providers: [ClaimsService, InstancePool, InstanceUpkeep, SlotMover, SlotsRepository],
-  controllers: [ClaimsController],
+  providers: [
+    ClaimsService,
+    InstancePool,
+    InstanceUpkeep,
+    SlotAvailability,
+    SlotMover,
+    SlotsRepository,
+  ],
+  controllers: [ClaimsController, SlotAvailabilityController],
   // The Nova listener shelves a server reserved for later at once.
   exports: [InstanceUpkeep],
   schemas: { request: InstanceReservationRequest, response: InstanceReservationResponse },
