@@ -152,7 +152,10 @@ describe('a Blazar site switching to Climate on the real Nova', () => {
     admin = (await token('admin', 'adminpass', 'admin')).token;
     p1 = await tenant(admin, 'adopt-p1');
     p2 = await tenant(admin, 'adopt-p2');
-    for (const name of [FREEPOOL, hostRes.id, vmRes.id, laterRes.id]) {
+    // A Blazar site has none of Climate's own pools: drop what earlier suites left
+    // (Climate's default-named freepool, shared and recycle pools) as well as ours.
+    const climatePools = ['freepool', 'shared', 'recycle'];
+    for (const name of [FREEPOOL, ...climatePools, hostRes.id, vmRes.id, laterRes.id]) {
       await dropAggregate(admin, name);
     }
     // Blazar: every host registered (its reservation provider made, in the freepool) ...
