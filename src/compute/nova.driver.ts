@@ -12,6 +12,7 @@ import type {
 } from './compute-driver.js';
 import type { KeystoneClient } from './keystone.client.js';
 import { NovaApi, NovaError } from './nova-api.js';
+import { NovaFlavors } from './nova-flavors.js';
 import { NovaServers } from './nova-servers.js';
 import { disabledByClimate, NovaPower } from './nova-power.js';
 import { PlacementClient } from './placement.client.js';
@@ -30,19 +31,6 @@ interface Hypervisor {
   hypervisor_type?: string;
   hypervisor_version?: number;
   cpu_info?: unknown;
-}
-
-interface NovaFlavor {
-  id: string;
-  name: string;
-  vcpus: number;
-  ram: number;
-  disk: number;
-  swap: number | string;
-  'OS-FLV-EXT-DATA:ephemeral'?: number;
-  'os-flavor-access:is_public'?: boolean;
-  extra_specs?: Record<string, string>;
-  links?: unknown;
 }
 
 interface Aggregate {
@@ -68,6 +56,7 @@ export class NovaDriver implements ComputeDriver {
   private readonly api: NovaApi;
   private readonly nova: NovaServers;
   private readonly power: NovaPower;
+  private readonly flavors: NovaFlavors;
 
   /**
    * `actionTimeoutMs` bounds the wait for an asynchronous action (unshelve, shelve,
@@ -85,6 +74,7 @@ export class NovaDriver implements ComputeDriver {
     this.api = new NovaApi(keystone, novaUrl);
     this.nova = new NovaServers(this.api, (host) => this.serviceHost(host), actionTimeoutMs);
     this.power = new NovaPower(this.api, (host) => this.serviceHost(host));
+    this.flavors = new NovaFlavors(this.api);
   }
 
   powerOn(host: string): Promise<void> {
@@ -221,88 +211,28 @@ export class NovaDriver implements ComputeDriver {
     );
   }
 
-  /**
-   * Flavors cannot change in Nova: one of another size (made with the lease, then the
-   * reservation was updated before its start) is deleted and made again, same id.
-   */
-  async ensureFlavor(f: FlavorSpec): Promise<void> {
-    const found = await this.api.call<{ flavor?: { vcpus: number; ram: number; disk: number } }>(
-      'GET',
-      `/flavors/${f.id}`,
-      undefined,
-      [404],
-    );
-    const old = found.flavor;
-    const resized =
-      old !== undefined && (old.vcpus !== f.vcpus || old.ram !== f.ramMb || old.disk !== f.diskGb);
-    if (resized) await this.deleteFlavor(f.id);
-    if (old === undefined || resized) {
-      const flavor = {
-        id: f.id,
-        name: f.name,
-        vcpus: f.vcpus,
-        ram: f.ramMb,
-        disk: f.diskGb,
-        'OS-FLV-EXT-DATA:ephemeral': f.ephemeralGb ?? 0,
-        swap: f.swapMb ?? 0,
-        'os-flavor-access:is_public': false,
-      };
-      await this.api.call('POST', '/flavors', { flavor }, [409]);
-    }
-    await this.api.call('POST', `/flavors/${f.id}/os-extra_specs`, { extra_specs: f.extraSpecs });
-  }
-
-  async getFlavor(id: string, projectId: string): Promise<SourceFlavor | null> {
-    const path = `/flavors/${encodeURIComponent(id)}`;
-    // 2.79 shows the extra specs in the flavor (since 2.61).
-    const { flavor } = await this.api.call<{ flavor?: NovaFlavor }>('GET', path, undefined, [404]);
-    if (flavor === undefined) return null;
-    if (flavor['os-flavor-access:is_public'] === false) {
-      const { flavor_access: access } = await this.api.call<{
-        flavor_access?: { tenant_id: string }[];
-      }>('GET', `${path}/os-flavor-access`, undefined, [404]);
-      if (!(access ?? []).some((a) => a.tenant_id === projectId)) return null;
-    }
-    const shown: Record<string, unknown> = { ...flavor };
-    delete shown.links;
-    const swap = Number(flavor.swap);
-    return {
-      id: flavor.id,
-      name: flavor.name,
-      vcpus: flavor.vcpus,
-      ramMb: flavor.ram,
-      diskGb: flavor.disk,
-      ephemeralGb: flavor['OS-FLV-EXT-DATA:ephemeral'] ?? 0,
-      swapMb: Number.isFinite(swap) ? swap : 0,
-      extraSpecs: flavor.extra_specs ?? {},
-      shown: { ...shown, extra_specs: flavor.extra_specs ?? {} },
-    };
-  }
-
   hostsWithTraits(required: string[], forbidden: string[]): Promise<string[]> {
     return this.placement.rootsWithTraits(required, forbidden);
   }
 
-  async deleteFlavor(id: string): Promise<void> {
-    await this.api.call('DELETE', `/flavors/${id}`, undefined, [404]);
+  ensureFlavor(f: FlavorSpec): Promise<void> {
+    return this.flavors.ensure(f);
   }
 
-  async grantFlavorAccess(id: string, projectId: string): Promise<void> {
-    await this.api.call(
-      'POST',
-      `/flavors/${id}/action`,
-      { addTenantAccess: { tenant: projectId } },
-      [409],
-    );
+  getFlavor(id: string, projectId: string): Promise<SourceFlavor | null> {
+    return this.flavors.get(id, projectId);
   }
 
-  async revokeFlavorAccess(id: string, projectId: string): Promise<void> {
-    await this.api.call(
-      'POST',
-      `/flavors/${id}/action`,
-      { removeTenantAccess: { tenant: projectId } },
-      [404],
-    );
+  deleteFlavor(id: string): Promise<void> {
+    return this.flavors.delete(id);
+  }
+
+  grantFlavorAccess(id: string, projectId: string): Promise<void> {
+    return this.flavors.grantAccess(id, projectId);
+  }
+
+  revokeFlavorAccess(id: string, projectId: string): Promise<void> {
+    return this.flavors.revokeAccess(id, projectId);
   }
 
   async ensureServerGroup(

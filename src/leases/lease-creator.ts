@@ -4,8 +4,6 @@ import type { Identity } from '../common/auth/identity.js';
 import { Clock } from '../common/clock.js';
 import { parseInputDate } from '../common/dates.js';
 import { InvalidInput } from '../common/errors.js';
-import { newId } from '../common/ids.js';
-import type { JsonObject } from '../common/json.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { TrustsService } from '../compute/trusts.service.js';
@@ -19,8 +17,6 @@ import {
 } from '../enforcement/project-limits.service.js';
 import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { LeaseEvent } from '../model/lease-event.entity.js';
-import type { EventType } from '../model/event-status.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { StaleChoice, writeGated, type StatementParts } from '../plugins/prepared-write.js';
@@ -28,7 +24,7 @@ import type { PreparedReservation, Window } from '../plugins/resource-plugin.js'
 import { Reservation } from '../model/reservation.entity.js';
 import type { CreateLeaseDto } from './dto/lease.dto.js';
 import type { LeaseResponse } from './dto/lease.response.js';
-import { Lease, type StoredUserEvent } from '../model/lease.entity.js';
+import { Lease } from '../model/lease.entity.js';
 import {
   claimKeySql,
   replayOf,
@@ -42,20 +38,12 @@ import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
 import { newLeaseSql } from './leases.repository.js';
 import { toUserEvents } from './user-events.js';
 import { CreateCompute } from './create-compute.js';
+import { newLease, type PlannedReservation, type Times } from './new-lease.js';
 
 export interface CreateResult {
   lease: LeaseResponse;
   version: number;
   replayed: boolean;
-}
-
-interface PlannedReservation {
-  type: string;
-  params: JsonObject;
-}
-
-interface Times extends Window {
-  beforeEnd: Date | null;
 }
 
 /** Attempts of a create's second round, after the framed transaction's own eight. */
@@ -133,7 +121,7 @@ export class LeaseCreator {
       ? await this.trusts.create(caller)
       : null;
     const times = { ...window, beforeEnd };
-    const parts = () => this.newLease(caller, dto.name, planned, times, trustId, now, userEvents);
+    const parts = () => newLease(caller, dto.name, planned, times, trustId, now, userEvents);
     let made: LeaseParts | null = null;
     // The reservations whose compute objects were asked for (made, or begun).
     const attempted: Reservation[] = [];
@@ -326,56 +314,6 @@ export class LeaseCreator {
     return { lease: wire, version: lease.version, replayed: false };
   }
 
-  /** The new lease, its reservations and events, in memory. */
-  private newLease(
-    caller: Identity,
-    name: string,
-    planned: PlannedReservation[],
-    times: Times,
-    trustId: string | null,
-    now: Date,
-    userEvents: StoredUserEvent[],
-  ): LeaseParts {
-    const lease = Object.assign(new Lease(), {
-      id: newId(),
-      name,
-      projectId: caller.projectId,
-      userId: caller.userId,
-      startAt: times.start,
-      endAt: times.end,
-      status: 'PENDING',
-      degraded: false,
-      version: 1,
-      trustId,
-      userEvents: userEvents.length === 0 ? null : userEvents,
-      createdAt: now,
-      updatedAt: null,
-    });
-    const reservations = planned.map((p) =>
-      Object.assign(new Reservation(), {
-        id: newId(),
-        leaseId: lease.id,
-        resourceType: p.type,
-        resourceId: null,
-        status: 'pending',
-        missingResources: false,
-        resourcesChanged: false,
-        params: p.params,
-        createdAt: now,
-        updatedAt: null,
-      }),
-    );
-    const eventTimes: [EventType, Date | null][] = [
-      ['start_lease', times.start],
-      ['end_lease', times.end],
-      ['before_end_lease', times.beforeEnd],
-    ];
-    const events = eventTimes
-      .filter((e): e is [EventType, Date] => e[1] !== null)
-      .map(([type, time]) => this.newEvent(lease.id, type, time, now));
-    return { lease, reservations, events };
-  }
-
   private async plan(
     values: Record<string, unknown>,
     caller: Identity,
@@ -392,22 +330,5 @@ export class LeaseCreator {
       .get(type)
       .validate(rest, { projectId: caller.projectId, now });
     return { type, params };
-  }
-
-  private newEvent(leaseId: string, eventType: EventType, time: Date, now: Date): LeaseEvent {
-    return Object.assign(new LeaseEvent(), {
-      id: newId(),
-      leaseId,
-      eventType,
-      time,
-      status: 'UNDONE',
-      attempts: 0,
-      lastError: null,
-      retryAt: null,
-      claimedBy: null,
-      claimExpiresAt: null,
-      createdAt: now,
-      updatedAt: null,
-    });
   }
 }
