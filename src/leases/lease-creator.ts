@@ -292,7 +292,8 @@ export class LeaseCreator {
 
   /**
    * Several reservations, or a plugin without `prepare`: the lease and its reservations
-   * first, then each plugin's `reserve` in turn (each sees what the others took).
+   * first, then each reservation's prepared write (or its plugin's `reserve`) in turn, each
+   * seeing what the others took.
    */
   private async writeInSteps(
     tx: EntityManager,
@@ -303,7 +304,9 @@ export class LeaseCreator {
     const { lease } = parts;
     await writeGated(tx, [], (p, go) => ({ ctes: newLeaseSql(p, parts, go), columns: [] }));
     for (const reservation of parts.reservations) {
-      await this.plugins.get(reservation.resourceType).reserve(tx, reservation, window);
+      const plugin = this.plugins.get(reservation.resourceType);
+      if (plugin.prepare === undefined) await plugin.reserve?.(tx, reservation, window);
+      else await writeGated(tx, [await plugin.prepare(tx, reservation, window)]);
     }
     await this.enforcement.checkProjectLimits(tx, lease, window);
     const wire = toLeaseWire(parts, this.plugins, await describeAll(tx, [parts], this.plugins));

@@ -22,7 +22,6 @@ const BATCH = 10_000;
 export class OutboxPruner implements OnApplicationBootstrap {
   private readonly logger = new Logger('notifications');
   private readonly job: PeriodicJob;
-  private running: Promise<number> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -50,8 +49,7 @@ export class OutboxPruner implements OnApplicationBootstrap {
 
   /** Deletes the rows past the retention; how many (tests call it). */
   prune(): Promise<number> {
-    this.running ??= this.deleteOld().finally(() => (this.running = null));
-    return this.running;
+    return this.deleteOld();
   }
 
   private async deleteOld(): Promise<number> {

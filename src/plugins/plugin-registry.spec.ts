@@ -2,7 +2,8 @@ import { UnsupportedResourceType } from '../common/errors.js';
 import { callPlugin, PluginConfigurationError, PluginRegistry } from './plugin-registry.js';
 import type { ResourcePlugin } from './resource-plugin.js';
 
-const plugin = (resourceType: string) => ({ resourceType }) as ResourcePlugin;
+const plugin = (resourceType: string) =>
+  ({ resourceType, reserve: () => Promise.resolve() }) as unknown as ResourcePlugin;
 
 describe('PluginRegistry', () => {
   it('should return the enabled plugin when its type is asked for', () => {
@@ -22,6 +23,11 @@ describe('PluginRegistry', () => {
     [[plugin('a:b'), plugin('a:b')], [], 'Two plugins claim the resource type a:b'],
     [[plugin('a:b')], ['c:d'], 'PLUGINS names c:d, which is not a known resource type'],
     [[plugin('a:b')], ['a:b', 'a:b'], 'PLUGINS names a:b twice'],
+    [
+      [{ resourceType: 'a:b' } as ResourcePlugin],
+      [],
+      'The a:b plugin has neither prepare nor reserve',
+    ],
   ])(
     'should refuse to start when the configuration is wrong (%#)',
     (available, enabled, message) => {

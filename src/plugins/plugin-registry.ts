@@ -69,6 +69,11 @@ export class PluginRegistry {
           `Two plugins claim the resource type ${plugin.resourceType}; keep one.`,
         );
       }
+      if (plugin.prepare === undefined && plugin.reserve === undefined) {
+        throw new PluginConfigurationError(
+          `The ${plugin.resourceType} plugin has neither prepare nor reserve: a create could not allocate.`,
+        );
+      }
       known.set(plugin.resourceType, plugin);
     }
     for (const type of enabled) {

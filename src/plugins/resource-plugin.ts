@@ -81,8 +81,12 @@ export interface ResourcePlugin {
     lease: Lease,
   ): JsonObject;
 
-  /** Allocates resources for `window`; throws a Conflict (409) when there is no room. */
-  reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
+  /**
+   * Allocates resources for `window` once the reservation's row exists; throws a
+   * Conflict (409) when there is no room. Needed only by a plugin without `prepare` (a
+   * create writes a prepared reservation itself, so the two cannot differ).
+   */
+  reserve?(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
 
   /**
    * Optional, the fast create: chooses and locks what a new reservation needs for

@@ -113,10 +113,6 @@ export class FlavorInstancePlugin implements ResourcePlugin {
     return withoutClaims(await this.instances.prepare(tx, reservation, window));
   }
 
-  reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
-    return this.instances.reserve(tx, reservation, window);
-  }
-
   release(tx: EntityManager, reservation: Reservation): Promise<void> {
     return this.instances.release(tx, reservation);
   }

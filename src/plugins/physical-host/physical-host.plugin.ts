@@ -14,7 +14,6 @@ import { combine, HostQuery, HostQueryBuilder } from '../../requirements/host-qu
 import { PoolSync } from './pool-sync.js';
 import { PowerReadiness } from '../../pools/power-readiness.js';
 import type { PreparedReservation, ResourcePlugin, Window } from '../resource-plugin.js';
-import { writeGated } from '../prepared-write.js';
 import { asHostParams, HostParams, validateHostParams } from './host-params.js';
 import { HostMover } from './host-mover.js';
 import type { HostReservationFields } from './dto/host-reservation.response.js';
@@ -81,10 +80,6 @@ export class PhysicalHostPlugin implements ResourcePlugin {
       affinity: params.affinity,
       antiAffinity: params.anti_affinity,
     });
-  }
-
-  async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
-    await writeGated(tx, [await this.prepare(tx, reservation, window)]);
   }
 
   /**

@@ -7,7 +7,6 @@ import type { Config } from '../../config/config.js';
 import type { Lease } from '../../model/lease.entity.js';
 import type { Reservation } from '../../model/reservation.entity.js';
 import { occupied, type Span } from '../../pools/host-usage.js';
-import { writeGated } from '../prepared-write.js';
 import type { PreparedReservation, ResourcePlugin, Window } from '../resource-plugin.js';
 import type {
   FloatingIpReservationDetails,
@@ -72,10 +71,6 @@ export class VirtualFloatingIpPlugin implements ResourcePlugin {
 
   span(window: Window): Span {
     return occupied(window, this.config.cleaningTimeMinutes);
-  }
-
-  async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
-    await writeGated(tx, [await this.prepare(tx, reservation, window)]);
   }
 
   /**

@@ -18,7 +18,6 @@ import type {
   ResourcePlugin,
   Window,
 } from '../resource-plugin.js';
-import { writeGated } from '../prepared-write.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { asInstanceParams, InstanceParams, validateInstanceParams } from './instance-params.js';
@@ -150,10 +149,6 @@ export class VirtualInstancePlugin implements ResourcePlugin {
 
   span(window: Window): Span {
     return occupied(window, this.config.cleaningTimeMinutes);
-  }
-
-  async reserve(tx: EntityManager, reservation: Reservation, window: Window): Promise<void> {
-    await writeGated(tx, [await this.prepare(tx, reservation, window)]);
   }
 
   /**
