@@ -1,9 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ProjectLimitsService } from './project-limits.service.js';
 import { UsageEnforcement } from './usage-enforcement.service.js';
 
-/** Global: the lease service and the manager's end actions both call it. */
-@Global()
+/** Usage limits and the external service: the lease use cases and the reservation actions import it. */
 @Module({
   providers: [UsageEnforcement, ProjectLimitsService],
   exports: [UsageEnforcement, ProjectLimitsService],

@@ -3,6 +3,7 @@ import { Global, Module } from '@nestjs/common';
 import { EnforcementModule } from '../enforcement/enforcement.module.js';
 import { LeaseCreator } from './lease-creator.js';
 import { LeaseDeleter } from './lease-deleter.js';
+import { NotificationsModule } from '../notifications/notifications.module.js';
 import { ReservationsModule } from '../reservations/reservations.module.js';
 import { LeaseWires } from '../enforcement/lease-wires.js';
 import { LeaseNotifier } from './lease-notifier.js';
@@ -16,7 +17,7 @@ import { LeasesService } from './leases.service.js';
 /** Global: the manager's upkeep finishes deletes that did not finish. */
 @Global()
 @Module({
-  imports: [ReservationsModule, EnforcementModule],
+  imports: [ReservationsModule, EnforcementModule, NotificationsModule],
   controllers: [LeasesController],
   providers: [
     LeasesService,

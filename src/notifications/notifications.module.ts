@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { NotificationOutbox } from './notification-outbox.js';
 import { NotificationPublisher } from './notification-publisher.js';
 import { OutboxPruner } from './outbox-pruner.js';
@@ -6,8 +6,7 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WebhookStore } from './webhook-store.js';
 
-/** Global: lease services and the event runner write to the outbox. */
-@Global()
+/** The outbox (the lease use cases write to it; they import this module) and its senders. */
 @Module({
   providers: [
     NotificationOutbox,
