@@ -7,16 +7,28 @@ Prints "ready" once its consumer is declared; runs until killed.
 """
 import json
 import sys
+import threading
 import time
 
 from oslo_config import cfg
 import oslo_messaging
 
 
+# The threading executor calls info() from several threads: one whole line per write,
+# under a lock (print() writes the text and the newline apart, so two lines could mix).
+OUT = threading.Lock()
+
+
+def emit(line):
+    with OUT:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 class Endpoint:
     def info(self, ctxt, publisher_id, event_type, payload, metadata):
-        print(json.dumps({"event_type": event_type, "message_id": metadata["message_id"],
-                          "publisher_id": publisher_id}), flush=True)
+        emit(json.dumps({"event_type": event_type, "message_id": metadata["message_id"],
+                         "publisher_id": publisher_id}))
         return oslo_messaging.NotificationResult.HANDLED
 
 
@@ -30,7 +42,7 @@ def main():
     listener = oslo_messaging.get_notification_listener(
         transport, targets, [Endpoint()], executor="threading")
     listener.start()
-    print("ready", flush=True)
+    emit("ready")
     while True:
         time.sleep(1)
 
