@@ -50,6 +50,7 @@ export class LeaseUpdater {
         `Lease ${lease.id} is ${lease.status.toLowerCase()}; try again later`,
       );
     }
+    this.refuseFixedTypes(reservations, dto);
     const startEvent = events.find((e) => e.eventType === 'start_lease');
     const endEvent = events.find((e) => e.eventType === 'end_lease');
     const current = { start: lease.startAt, end: lease.endAt };
@@ -93,6 +94,17 @@ export class LeaseUpdater {
     };
     await tx.update(Lease, { id: lease.id }, patch);
     return Object.assign(lease, patch);
+  }
+
+  /** A type whose leases cannot change refuses all but a rename, before anything moves. */
+  private refuseFixedTypes(reservations: Reservation[], dto: UpdateLeaseDto): void {
+    const onlyRename = Object.entries(dto).every(([k, v]) => k === 'name' || v === undefined);
+    if (onlyRename) return;
+    for (const r of reservations) {
+      if (r.status !== 'pending' && r.status !== 'active') continue;
+      const refusal = this.plugins.get(r.resourceType).leaseChangeRefusal?.();
+      if (refusal !== undefined) throw refusal;
+    }
   }
 
   /** New params per reservation id, validated by each reservation's plugin. */

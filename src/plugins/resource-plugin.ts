@@ -116,6 +116,12 @@ export interface ResourcePlugin {
    */
   discard?(reservation: Reservation, lease: Lease): Promise<void>;
 
+  /**
+   * The error for any change but a rename of a lease that holds such a reservation, for a
+   * type whose leases cannot be changed (Blazar's flavor plugin). Optional.
+   */
+  leaseChangeRefusal?(): Error;
+
   /** Re-allocates for new params and/or a new window, keeping what still fits. */
   update(tx: EntityManager, reservation: Reservation, window: Window): Promise<void>;
 

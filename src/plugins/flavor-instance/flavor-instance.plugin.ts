@@ -96,7 +96,11 @@ export class FlavorInstancePlugin implements ResourcePlugin {
     return params;
   }
 
-  /** Blazar refuses any update of such a lease (409), and so does Climate. */
+  /** Blazar refuses any update of such a lease but a rename (409), and so does Climate. */
+  leaseChangeRefusal(): Error {
+    return new FlavorUpdateRefused();
+  }
+
   validateUpdate(): JsonObject {
     throw new FlavorUpdateRefused();
   }
