@@ -1,4 +1,9 @@
-/** The source of "now". Tests inject a FakeClock and move time instead of sleeping. */
+/**
+ * The source of lease time: every date a lease, event or allocation is compared with.
+ * Tests inject a FakeClock and move time instead of sleeping. Wall-clock intervals
+ * (timeouts, retry back-offs, token cache expiry, id timestamps) use Date.now() on
+ * purpose: a moved lease clock must not make a request time out.
+ */
 export abstract class Clock {
   abstract now(): Date;
 

@@ -1,4 +1,8 @@
-/** Event statuses and types, and the retry delay. The manager is the only writer of events. */
+/**
+ * Event statuses and types, and the retry delay. The lease use cases write events (a
+ * create inserts them, an update moves their times and re-arms a finished before-end
+ * event); the manager runs them, UNDONE through IN_PROGRESS to DONE or ERROR.
+ */
 export const EVENT_STATUSES = ['UNDONE', 'IN_PROGRESS', 'DONE', 'ERROR'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 

@@ -1,7 +1,9 @@
 /**
  * Lease state machine (Blazar's NEXT_STATUSES and combination table), pure.
  * Stable statuses are stored between operations; transitional ones only while an
- * operation runs.
+ * operation runs. CREATING and UPDATING are Blazar's and stay in the wire's list (a
+ * client may filter by them), but Climate never stores them: a create and an update are
+ * each one transaction, so no reader could see the lease between its two statuses.
  */
 import type { EventStatus } from './event-status.js';
 import type { ReservationStatus } from './reservation-status.js';
