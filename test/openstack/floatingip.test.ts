@@ -3,23 +3,18 @@
  * NEUTRON_L3=1: an external network `public` with subnet 203.0.113.0/24 (gateway .1,
  * allocation pool .10-.199). Run with `NEUTRON_L3=1 npm run test:openstack`.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { startApp, TestApp } from '../support/app.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { KS, NOVA, tenant, token, type Tenant } from './support.js';
+import { blazarCli } from '../support/blazar-cli.js';
 
 jest.setTimeout(180_000);
 
 const NEUTRON = process.env.OS_NEUTRON_URL ?? 'http://127.0.0.1:9696';
 const HOUR = 3600_000;
-const run = promisify(execFile);
 
 async function neutron(
   tokenValue: string,
@@ -178,107 +173,93 @@ describe('virtual:floatingip on the real Neutron', () => {
   it('should take the floating-IP commands of both CLIs with Keystone tokens, checked by Neutron', async () => {
     await t.app.listen(0, '127.0.0.1');
     const { port } = (t.app.getHttpServer() as { address(): AddressInfo }).address();
-    const home = mkdtempSync(join(tmpdir(), 'climate-cli-'));
-    const cli = async (tokenValue: string, program: string, ...args: string[]) => {
-      const auth = ['--os-auth-type', 'admin_token', '--os-token', tokenValue];
-      const endpoint = ['--os-endpoint', `http://127.0.0.1:${port}/v1`];
-      try {
-        const { stdout } = await run(`/usr/bin/${program}`, [...auth, ...endpoint, ...args], {
-          env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' },
-          timeout: 60_000,
-        });
-        return { code: 0, out: stdout };
-      } catch (error) {
-        const e = error as { stdout?: string; stderr?: string };
-        return { code: 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-      }
+    const endpoint = `http://127.0.0.1:${port}/v1`;
+    const cli = async (tokenValue: string, program: 'blazar' | 'openstack', ...args: string[]) => {
+      const r = await blazarCli(program, endpoint, args, tokenValue);
+      return { code: r.code, out: r.code === 0 ? r.stdout : r.out };
     };
     const json = (out: string) =>
       JSON.parse(out.slice(out.search(/^[[{]/m))) as Record<string, string>;
-    try {
-      const made = await cli(
-        admin,
-        'blazar',
-        'floatingip-create',
-        '-f',
-        'json',
-        network,
-        '203.0.113.4',
-      );
-      expect(made.code).toBe(0);
-      const fip = json(made.out);
-      expect(fip).toMatchObject({ floating_ip_address: '203.0.113.4', subnet_id: subnet });
-      registered.push(fip.id);
-      const gateway = await cli(
-        admin,
-        'openstack',
-        'reservation',
-        'floatingip',
-        'create',
-        network,
-        '203.0.113.1',
-      );
-      expect(gateway.code).not.toBe(0);
-      expect(gateway.out).toContain('is used in allocation_pools or gateway_ip');
-      const shown = await cli(
-        admin,
-        'openstack',
-        'reservation',
-        'floatingip',
-        'show',
-        '-f',
-        'json',
-        fip.id,
-      );
-      expect(json(shown.out).id).toBe(fip.id);
-      const listed = await cli(admin, 'blazar', 'floatingip-list', '-f', 'json');
-      expect(listed.out).toContain(fip.id);
-      // A tenant is no admin: registering is refused, with Blazar's rule in the message.
-      const denied = await cli(user.token, 'blazar', 'floatingip-create', network, '203.0.113.5');
-      expect(denied.out).toContain("Policy doesn't allow blazar:floatingips:post to be performed");
+    const made = await cli(
+      admin,
+      'blazar',
+      'floatingip-create',
+      '-f',
+      'json',
+      network,
+      '203.0.113.4',
+    );
+    expect(made.code).toBe(0);
+    const fip = json(made.out);
+    expect(fip).toMatchObject({ floating_ip_address: '203.0.113.4', subnet_id: subnet });
+    registered.push(fip.id);
+    const gateway = await cli(
+      admin,
+      'openstack',
+      'reservation',
+      'floatingip',
+      'create',
+      network,
+      '203.0.113.1',
+    );
+    expect(gateway.code).not.toBe(0);
+    expect(gateway.out).toContain('is used in allocation_pools or gateway_ip');
+    const shown = await cli(
+      admin,
+      'openstack',
+      'reservation',
+      'floatingip',
+      'show',
+      '-f',
+      'json',
+      fip.id,
+    );
+    expect(json(shown.out).id).toBe(fip.id);
+    const listed = await cli(admin, 'blazar', 'floatingip-list', '-f', 'json');
+    expect(listed.out).toContain(fip.id);
+    // A tenant is no admin: registering is refused, with Blazar's rule in the message.
+    const denied = await cli(user.token, 'blazar', 'floatingip-create', network, '203.0.113.5');
+    expect(denied.out).toContain("Policy doesn't allow blazar:floatingips:post to be performed");
 
-      // The tenant reserves it through the OpenStack client; the start makes it in Neutron.
-      const end = new Date(t.clock.now().getTime() + 3 * HOUR)
-        .toISOString()
-        .slice(0, 16)
-        .replace('T', ' ');
-      const lease = await cli(
-        user.token,
-        'openstack',
-        'reservation',
-        'lease',
-        'create',
-        '-f',
-        'json',
-        '--start-date',
-        'now',
-        '--end-date',
-        end,
-        '--reservation',
-        `resource_type=virtual:floatingip,network_id=${network},amount=1,required_floatingips=["203.0.113.4"]`,
-        'fip-cli',
-      );
-      expect(lease.code).toBe(0);
-      const leaseId = json(lease.out).id;
-      await t.settle();
-      const shownLease = (await http.get(`/v1/leases/${leaseId}`).set('X-Auth-Token', user.token))
-        .body.lease;
-      expect(shownLease.status).toBe('ACTIVE');
-      const fips = await inNeutron(shownLease.reservations[0].id as string);
-      expect(fips.map((f) => [f.floating_ip_address, f.project_id])).toEqual([
-        ['203.0.113.4', user.projectId],
-      ]);
-      const busy = await cli(admin, 'blazar', 'floatingip-delete', fip.id);
-      expect(busy.out).toContain('allocated to a current or future reservation');
-      expect((await cli(user.token, 'blazar', 'lease-delete', leaseId)).code).toBe(0);
-      await t.settle();
-      expect(await inNeutron(shownLease.reservations[0].id as string)).toEqual([]);
-      expect(
-        (await cli(admin, 'openstack', 'reservation', 'floatingip', 'delete', fip.id)).code,
-      ).toBe(0);
-      registered.splice(registered.indexOf(fip.id), 1);
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
+    // The tenant reserves it through the OpenStack client; the start makes it in Neutron.
+    const end = new Date(t.clock.now().getTime() + 3 * HOUR)
+      .toISOString()
+      .slice(0, 16)
+      .replace('T', ' ');
+    const lease = await cli(
+      user.token,
+      'openstack',
+      'reservation',
+      'lease',
+      'create',
+      '-f',
+      'json',
+      '--start-date',
+      'now',
+      '--end-date',
+      end,
+      '--reservation',
+      `resource_type=virtual:floatingip,network_id=${network},amount=1,required_floatingips=["203.0.113.4"]`,
+      'fip-cli',
+    );
+    expect(lease.code).toBe(0);
+    const leaseId = json(lease.out).id;
+    await t.settle();
+    const shownLease = (await http.get(`/v1/leases/${leaseId}`).set('X-Auth-Token', user.token))
+      .body.lease;
+    expect(shownLease.status).toBe('ACTIVE');
+    const fips = await inNeutron(shownLease.reservations[0].id as string);
+    expect(fips.map((f) => [f.floating_ip_address, f.project_id])).toEqual([
+      ['203.0.113.4', user.projectId],
+    ]);
+    const busy = await cli(admin, 'blazar', 'floatingip-delete', fip.id);
+    expect(busy.out).toContain('allocated to a current or future reservation');
+    expect((await cli(user.token, 'blazar', 'lease-delete', leaseId)).code).toBe(0);
+    await t.settle();
+    expect(await inNeutron(shownLease.reservations[0].id as string)).toEqual([]);
+    expect(
+      (await cli(admin, 'openstack', 'reservation', 'floatingip', 'delete', fip.id)).code,
+    ).toBe(0);
+    registered.splice(registered.indexOf(fip.id), 1);
   });
 });
