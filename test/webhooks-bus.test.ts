@@ -6,6 +6,7 @@ import { NotificationPublisher } from '../src/notifications/notification-publish
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher.js';
 import { WebhookSender } from '../src/notifications/webhook-sender.js';
 import { WebhookStore } from '../src/notifications/webhook-store.js';
+import { PeriodicJobs } from '../src/observability/periodic-jobs.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { startApp, TestApp } from './support/app.js';
 import { connect, createTestDatabase, TestDatabase } from './support/database.js';
@@ -193,6 +194,7 @@ describe('webhooks beside the bus', () => {
       t.clock,
       new Metrics(),
       { ...t.config, webhooks: { ...t.config.webhooks, urls: [] } },
+      t.app.get(PeriodicJobs),
     );
     await off.onApplicationBootstrap();
     expect(await outbox()).toEqual([]);

@@ -8,6 +8,7 @@ import { LeaseNotifier } from '../src/leases/lease-notifier.js';
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher.js';
 import { WebhookSender } from '../src/notifications/webhook-sender.js';
 import { WebhookStore } from '../src/notifications/webhook-store.js';
+import { PeriodicJobs } from '../src/observability/periodic-jobs.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { explainStartupError } from '../src/database/startup-error.js';
 import { startApp, TestApp } from './support/app.js';
@@ -384,6 +385,7 @@ describe('webhooks', () => {
       t.clock,
       new Metrics(),
       t.config,
+      t.app.get(PeriodicJobs),
     );
     for (let round = 0; round < 20 && (await outboxSize()) > 0; round++) {
       await Promise.all([dispatcher.pump(), other.pump(), dispatcher.pump(), other.pump()]);

@@ -14,6 +14,8 @@ import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import { errorMessage } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
+import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
+import { runsManager } from '../config/roles.js';
 import { envelope, type OutboxRow } from './envelope.js';
 import { WebhookSender, type DeliveryOutcome } from './webhook-sender.js';
 import { receiverName } from '../config/webhook-settings.js';
@@ -64,7 +66,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly backlogs = new Map<string, number>();
   private registered = false;
   private lastSweep = 0;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly job: PeriodicJob;
   private stopped = false;
 
   constructor(
@@ -74,7 +76,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+    jobs: PeriodicJobs,
+  ) {
+    // Each tick only starts the passes not in hand: a slow receiver holds back no other.
+    this.job = jobs.define({
+      name: 'webhooks',
+      everyMs: Math.min(TIMER_MS, config.eventPollMs),
+      run: async () => this.tick(),
+    });
+  }
 
   private get receivers(): string[] {
     return this.config.webhooks.urls;
@@ -86,20 +96,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const { role, managerTimer, eventPollMs } = this.config;
-    if (role === 'api') return;
+    if (!runsManager(this.config)) return;
     if (this.receivers.length === 0) {
       await this.forgetPublished();
       return;
     }
-    if (!managerTimer) return;
-    this.timer = setInterval(() => this.tick(), Math.min(TIMER_MS, eventPollMs));
-    this.timer.unref();
+    this.job.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    await this.job.stop();
     await Promise.allSettled([...this.running.values()]);
   }
 
