@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
 import { sql } from '../database/sql.js';
+import { hostsWith } from '../pools/hosts.repository.js';
 import { HOST_RESOURCE_TYPE } from '../requirements/host-query.js';
 import type { HostPropertyResponse, HostPropertySummary } from './dto/host-property.dto.js';
 
@@ -39,7 +40,7 @@ export class HostPropertiesService {
       `SELECT p.property_name AS property, p.private,
               array_agg(DISTINCT h.capabilities ->> p.property_name ORDER BY h.capabilities ->> p.property_name) AS values
          FROM resource_properties p
-         JOIN hosts h ON h.capabilities ? p.property_name
+         ${hostsWith('h', 'p.property_name')}
         WHERE p.resource_type = $1 AND ($2 OR NOT p.private)
         GROUP BY p.property_name, p.private
         ORDER BY p.property_name`,
