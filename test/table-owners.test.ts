@@ -54,7 +54,7 @@ const OWNERS: Record<string, { owner: string; readModel?: string }> = {
     readModel: 'src/observability/metrics.service.ts',
   },
   webhook_receivers: { owner: 'src/notifications/webhook-store.ts' },
-  webhook_deliveries: { owner: 'src/notifications/webhook-store.ts' },
+  webhook_deliveries: { owner: 'src/notifications/notification-outbox.ts' },
   lease_counts: { owner: 'src/observability/gauge-counts.ts' },
   pool_host_counts: { owner: 'src/observability/gauge-counts.ts' },
   pool_state: { owner: 'src/scheduler/scheduler-filter.service.ts' },
@@ -111,12 +111,6 @@ const REMAINING: string[] = [
   'instance_allocations src/import/adopt.ts',
   'instance_allocations src/import/target.ts',
   'instance_allocations src/import/write.ts',
-  // The outbox's readers and cleaners.
-  'notification_outbox src/notifications/notification-publisher.ts',
-  'notification_outbox src/notifications/outbox-pruner.ts',
-  'notification_outbox src/notifications/webhook-dispatcher.ts',
-  'notification_outbox src/notifications/webhook-store.ts',
-  'webhook_deliveries src/notifications/outbox-pruner.ts',
 ];
 
 /** Every .ts file under a folder. */
