@@ -84,33 +84,6 @@ const REMAINING: string[] = [
   'hosts src/pools/free-starts.ts',
   'host_allocations src/pools/free-starts.ts',
   'instance_allocations src/pools/free-starts.ts',
-  // The Blazar importer's bulk statements.
-  'leases src/import/adopt.ts',
-  'leases src/import/bench.ts',
-  'leases src/import/target.ts',
-  'leases src/import/write.ts',
-  'reservations src/import/adopt.ts',
-  'reservations src/import/bench.ts',
-  'reservations src/import/target.ts',
-  'reservations src/import/write.ts',
-  'events src/import/bench.ts',
-  'events src/import/target.ts',
-  'events src/import/write.ts',
-  'hosts src/import/adopt.ts',
-  'hosts src/import/target.ts',
-  'hosts src/import/write.ts',
-  'aggregates src/import/adopt.ts',
-  'aggregates src/import/write.ts',
-  'aggregate_hosts src/import/adopt.ts',
-  'aggregate_hosts src/import/write.ts',
-  'resource_properties src/import/bench.ts',
-  'resource_properties src/import/target.ts',
-  'resource_properties src/import/write.ts',
-  'host_allocations src/import/target.ts',
-  'host_allocations src/import/write.ts',
-  'instance_allocations src/import/adopt.ts',
-  'instance_allocations src/import/target.ts',
-  'instance_allocations src/import/write.ts',
 ];
 
 /** Every .ts file under a folder. */
@@ -154,10 +127,17 @@ export function namesTable(text: string, table: string): boolean {
   return after.test(text) || listed.test(text);
 }
 
+/**
+ * Files whose SQL runs against another database: the import benchmark writes a generated
+ * Blazar database (its own leases, reservations, events and resource_properties).
+ */
+const OTHER_DATABASES = ['src/import/bench.ts'];
+
 /** src/ files under the rule: migrations and specs are outside it. */
 function ruled(): { path: string; text: string }[] {
   return files(SRC)
     .filter((f) => !f.startsWith(MIGRATIONS) && !f.endsWith('.spec.ts'))
+    .filter((f) => !OTHER_DATABASES.includes(relative(ROOT, f).split(sep).join('/')))
     .map((f) => ({
       path: relative(ROOT, f).split(sep).join('/'),
       text: code(readFileSync(f, 'utf8')),

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
-import { sql } from '../database/sql.js';
+import { columns, sql } from '../database/sql.js';
 import { hostsWith } from '../pools/hosts.repository.js';
 import { HOST_RESOURCE_TYPE } from '../requirements/host-query.js';
 import type { HostPropertyResponse, HostPropertySummary } from './dto/host-property.dto.js';
@@ -78,4 +78,41 @@ export class HostPropertiesService {
       private: row.private,
     };
   }
+}
+
+/* The Blazar importer's bulk rows. */
+
+export interface PropertyRecord {
+  property_name: string;
+  private: boolean;
+  created_at: unknown;
+  updated_at: unknown;
+}
+
+export async function insertPropertyRows(tx: EntityManager, rows: PropertyRecord[]): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO resource_properties (resource_type, property_name, private, created_at, updated_at)
+     SELECT 'physical:host', * FROM unnest($1::text[], $2::bool[], $3::timestamptz[], $4::timestamptz[])`,
+    columns(rows, ['property_name', 'private', 'created_at', 'updated_at']),
+  );
+}
+
+/** The hosts' properties with their dates. */
+export async function propertyRecords(
+  em: EntityManager,
+): Promise<
+  { property_name: string; private: boolean; created_at: Date; updated_at: Date | null }[]
+> {
+  const { rows } = await sql<{
+    property_name: string;
+    private: boolean;
+    created_at: Date;
+    updated_at: Date | null;
+  }>(
+    em,
+    `SELECT property_name, private, created_at, updated_at FROM resource_properties
+      WHERE resource_type = 'physical:host'`,
+  );
+  return rows;
 }

@@ -1,13 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import { sql, type SqlParams } from '../database/sql.js';
+import { columns, sql, type SqlParams } from '../database/sql.js';
 import type { LeaseEvent } from './lease-event.entity.js';
 import type { Lease } from './lease.entity.js';
 import type { Reservation } from './reservation.entity.js';
 
-/**
+/*
  * The SQL of the leases, reservations and events tables (docs/development.md, "Who owns
- * each table"). On the model's floor, so that every floor above reads and writes them
- * through here; the lease use cases stay their only writer of new rows.
+ * each table"), on the model's floor so that every floor above reaches it.
  */
 
 /** `JOIN reservations <r> ON <r>.id = <on>`: the reservation a row (an allocation) is for. */
@@ -268,4 +267,130 @@ export async function ownerOf(
     [id],
   );
   return rows[0] ?? null;
+}
+
+/* The Blazar importer's bulk rows (columns by name, dates as ISO text or Date). */
+
+const LEASE = ['id', 'name', 'project_id', 'user_id', 'start_at', 'end_at', 'status'] as const;
+const LEASE_REST = ['degraded', 'trust_id', 'created_at', 'updated_at'] as const;
+export type LeaseRecord = Record<(typeof LEASE)[number] | (typeof LEASE_REST)[number], unknown> & {
+  user_events: unknown[] | null;
+};
+const RESERVATION = ['id', 'lease_id', 'resource_type', 'resource_id', 'status'] as const;
+const RESERVATION_FLAGS = ['missing_resources', 'resources_changed'] as const;
+const STAMPS = ['created_at', 'updated_at'] as const;
+export type ReservationRecord = Record<
+  (typeof RESERVATION)[number] | (typeof RESERVATION_FLAGS)[number] | (typeof STAMPS)[number],
+  unknown
+> & { params: unknown };
+const EVENT = [
+  'id',
+  'lease_id',
+  'event_type',
+  'time',
+  'status',
+  'created_at',
+  'updated_at',
+] as const;
+export type EventRecord = Record<(typeof EVENT)[number], unknown>;
+
+export async function insertLeaseRows(tx: EntityManager, rows: LeaseRecord[]): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
+                           user_events)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+                            $7::text[], $8::bool[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::jsonb[])`,
+    [
+      ...columns(rows, LEASE),
+      ...columns(rows, LEASE_REST),
+      rows.map((r) => (r.user_events === null ? null : JSON.stringify(r.user_events))),
+    ],
+  );
+}
+
+export async function insertReservationRows(
+  tx: EntityManager,
+  rows: ReservationRecord[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO reservations (id, lease_id, resource_type, resource_id, status, missing_resources,
+                                 resources_changed, params, created_at, updated_at)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::bool[],
+                            $8::jsonb[], $9::timestamptz[], $10::timestamptz[])`,
+    [
+      ...columns(rows, RESERVATION),
+      ...columns(rows, RESERVATION_FLAGS),
+      rows.map((r) => JSON.stringify(r.params)),
+      ...columns(rows, STAMPS),
+    ],
+  );
+}
+
+export async function insertEventRows(tx: EntityManager, rows: EventRecord[]): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO events (id, lease_id, event_type, time, status, created_at, updated_at)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[],
+                            $6::timestamptz[], $7::timestamptz[])`,
+    columns(rows, EVENT),
+  );
+}
+
+/** The leases of `ids`, their reservations and events, as the importer compares them. */
+export async function leaseRecords(
+  em: EntityManager,
+  ids: string[],
+): Promise<Record<'leases' | 'reservations' | 'events', Record<string, unknown>[]>> {
+  const leases = await sql<Record<string, unknown>>(
+    em,
+    `SELECT id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
+            user_events
+       FROM leases WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const reservations = await sql<Record<string, unknown>>(
+    em,
+    `SELECT id, lease_id, resource_type, resource_id, status, missing_resources, resources_changed,
+            params, created_at, updated_at FROM reservations WHERE lease_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const events = await sql<Record<string, unknown>>(
+    em,
+    `SELECT id, lease_id, event_type, time, status, created_at, updated_at
+       FROM events WHERE lease_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  return { leases: leases.rows, reservations: reservations.rows, events: events.rows };
+}
+
+export interface AdoptedReservation {
+  id: string;
+  lease: string;
+  type: string;
+  status: string;
+  lease_status: string;
+  group_id: string | null;
+}
+
+/** Host and instance reservations with their leases, as adoption compares them with Nova. */
+export async function adoptedReservations(em: EntityManager): Promise<AdoptedReservation[]> {
+  const { rows } = await sql<AdoptedReservation>(
+    em,
+    `SELECT r.id, l.name || ' (' || l.id || ')' AS lease, r.resource_type AS type, r.status,
+            l.status AS lease_status, r.params ->> 'server_group_id' AS group_id
+       FROM reservations r JOIN leases l ON l.id = r.lease_id
+      WHERE r.resource_type IN ('physical:host', 'virtual:instance')`,
+  );
+  return rows;
+}
+
+/** Adoption found the reservation's server group gone: it forgets it (a new one is made). */
+export async function forgetServerGroup(em: EntityManager, id: string): Promise<void> {
+  await sql(
+    em,
+    `UPDATE reservations SET params = params || '{"server_group_id": null}'::jsonb WHERE id = $1`,
+    [id],
+  );
 }

@@ -210,3 +210,46 @@ export async function allocationsByHost(
   );
   return rows;
 }
+
+/** Every allocation and slot with its lease's name, as the importer compares them. */
+export interface LeasedUsage {
+  id: string;
+  reservation_id: string;
+  host_id: number;
+  lo: Date;
+  up: Date;
+  /** Null for a whole-host allocation. */
+  slots: number | null;
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+  lease: string;
+}
+
+export async function usageWithLeases(em: EntityManager): Promise<LeasedUsage[]> {
+  const { rows } = await sql<LeasedUsage>(
+    em,
+    `SELECT a.id, a.reservation_id, a.host_id, lower(a.during) AS lo, upper(a.during) AS up,
+            a.slots, a.vcpus, a.memory_mb, a.disk_gb, 'lease ' || l.name || ' (' || l.id || ')' AS lease
+       FROM (SELECT id, reservation_id, host_id, during, NULL::int AS slots, 0 AS vcpus, 0 AS memory_mb, 0 AS disk_gb
+               FROM host_allocations
+             UNION ALL
+             SELECT id, reservation_id, host_id, during, slots, vcpus, memory_mb, disk_gb
+               FROM instance_allocations) a
+       JOIN reservations r ON r.id = a.reservation_id JOIN leases l ON l.id = r.lease_id`,
+  );
+  return rows;
+}
+
+/** The slots of the active reservations, by host name (what adoption sizes in Nova). */
+export async function activeSlots(
+  em: EntityManager,
+): Promise<{ reservation_id: string; host: string; slots: number }[]> {
+  const { rows } = await sql<{ reservation_id: string; host: string; slots: number }>(
+    em,
+    `SELECT ia.reservation_id, h.hypervisor_hostname AS host, ia.slots
+       FROM instance_allocations ia ${hostJoin('h', 'ia.host_id')}
+       JOIN reservations r ON r.id = ia.reservation_id WHERE r.status = 'active'`,
+  );
+  return rows;
+}

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { NotFound } from '../common/errors.js';
-import { sql } from '../database/sql.js';
+import { columns, sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 
 /**
@@ -122,4 +122,60 @@ export async function repriceHosts(tx: EntityManager): Promise<number> {
           WHERE placement_cost <> host_placement_cost(capabilities)`,
   );
   return changed.affected;
+}
+
+/* The Blazar importer's bulk rows (columns by name, dates as ISO text or Date). */
+
+const HOST = [
+  'id',
+  'hypervisor_hostname',
+  'service_name',
+  'vcpus',
+  'memory_mb',
+  'local_gb',
+  'hypervisor_type',
+  'hypervisor_version',
+  'cpu_info',
+  'availability_zone',
+  'reservable',
+  'reported_down',
+] as const;
+export type HostRecord = Record<
+  (typeof HOST)[number] | 'trust_id' | 'created_at' | 'updated_at',
+  unknown
+> & {
+  capabilities: unknown;
+};
+
+export async function insertHostRows(tx: EntityManager, rows: HostRecord[]): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO hosts (id, hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
+                          hypervisor_version, cpu_info, availability_zone, reservable, reported_down,
+                          capabilities, trust_id, created_at, updated_at)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[],
+                            $8::int[], $9::text[], $10::text[], $11::bool[], $12::bool[], $13::jsonb[],
+                            $14::text[], $15::timestamptz[], $16::timestamptz[])`,
+    [
+      ...columns(rows, HOST),
+      rows.map((h) => JSON.stringify(h.capabilities)),
+      ...columns(rows, ['trust_id', 'created_at', 'updated_at']),
+    ],
+  );
+}
+
+/** New hosts registered later get ids after the imported ones. */
+export async function bumpHostIds(tx: EntityManager): Promise<void> {
+  await sql(tx, `SELECT setval('hosts_id_seq', greatest((SELECT max(id) FROM hosts), 1))`);
+}
+
+/** Every host row with all its columns. */
+export async function hostRecords<T>(em: EntityManager): Promise<T[]> {
+  const { rows } = await sql<T>(
+    em,
+    `SELECT id, hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
+            hypervisor_version, cpu_info, availability_zone, reservable, reported_down,
+            capabilities, trust_id, created_at, updated_at FROM hosts`,
+  );
+  return rows;
 }

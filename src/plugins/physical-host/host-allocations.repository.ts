@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { sql } from '../../database/sql.js';
+import { columns, sql } from '../../database/sql.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 import { bind, eligible } from '../../pools/allocation-sql.js';
 import { hostsWithSlots, slotOverlapping, type Span } from '../../pools/host-usage.js';
@@ -197,4 +197,18 @@ export class AllocationsRepository {
   async release(tx: EntityManager, reservationId: string): Promise<void> {
     await sql(tx, `DELETE FROM host_allocations WHERE reservation_id = $1`, [reservationId]);
   }
+}
+
+/** The Blazar importer's allocations, ids kept; `start`/`end` include the cleaning time. */
+export async function insertHostAllocationRows(
+  tx: EntityManager,
+  rows: { id: string; reservation_id: string; host_id: number; start: string; end: string }[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO host_allocations (id, reservation_id, host_id, during)
+       SELECT x.id, x.r, x.h, tstzrange(x.lo, x.up, '[)')
+         FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::timestamptz[]) AS x(id, r, h, lo, up)`,
+    columns(rows, ['id', 'reservation_id', 'host_id', 'start', 'end']),
+  );
 }

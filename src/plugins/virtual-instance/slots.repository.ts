@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
-import { sql, SqlParams } from '../../database/sql.js';
+import { columns, sql, SqlParams } from '../../database/sql.js';
 import type { Placement, SlotHost } from './pick-slots.js';
 import type { Span } from '../../pools/host-usage.js';
 import { hostJoin, hostsAs, lockHosts } from '../../pools/hosts.repository.js';
@@ -351,4 +351,29 @@ export class SlotsRepository {
     );
     return rows.map((r) => r.id);
   }
+}
+
+const SLOT_ROW = [
+  'id',
+  'reservation_id',
+  'host_id',
+  'slots',
+  'vcpus',
+  'memory_mb',
+  'disk_gb',
+] as const;
+
+/** The Blazar importer's slots, one row per host, ids kept. */
+export async function insertSlotRows(
+  tx: EntityManager,
+  rows: Record<(typeof SLOT_ROW)[number] | 'start' | 'end', unknown>[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+       SELECT x.id, x.r, x.h, x.s, x.c, x.m, x.g, tstzrange(x.lo, x.up, '[)')
+         FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[],
+                     $8::timestamptz[], $9::timestamptz[]) AS x(id, r, h, s, c, m, g, lo, up)`,
+    columns(rows, [...SLOT_ROW, 'start', 'end']),
+  );
 }
