@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Identity } from '../common/auth/identity.js';
 import { ClimateError } from '../common/errors.js';
-import { sql } from '../database/sql.js';
+import { forgetTrust, terminatedWithTrusts } from '../model/lease-tables.js';
 import type { KeystoneClient } from './keystone.client.js';
 
 export const KEYSTONE = Symbol('KEYSTONE');
@@ -54,19 +54,14 @@ export class TrustsService {
   /** The trust of an ended lease goes; the lease forgets it once Keystone has. */
   async release(leaseId: string, trustId: string | null): Promise<void> {
     if (trustId !== null && (await this.delete(trustId))) {
-      await sql(this.dataSource.manager, `UPDATE leases SET trust_id = NULL WHERE id = $1`, [
-        leaseId,
-      ]);
+      await forgetTrust(this.dataSource.manager, leaseId);
     }
   }
 
   /** Trusts of terminated leases whose deletion failed before. */
   async sweep(): Promise<void> {
     if (this.keystone === null) return;
-    const { rows } = await sql<{ id: string; trust_id: string }>(
-      this.dataSource.manager,
-      `SELECT id, trust_id FROM leases WHERE status = 'TERMINATED' AND trust_id IS NOT NULL LIMIT 100`,
-    );
+    const rows = await terminatedWithTrusts(this.dataSource.manager);
     for (const lease of rows) await this.release(lease.id, lease.trust_id);
   }
 }

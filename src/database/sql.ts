@@ -44,6 +44,14 @@ export class SqlParams {
   }
 }
 
+/** The values of `keys` in `rows`, one array per key: columns to bind for unnest(). */
+export function columns<K extends string>(
+  rows: Record<K, unknown>[],
+  keys: readonly K[],
+): unknown[][] {
+  return keys.map((k) => rows.map((r) => r[k]));
+}
+
 /** Named statements kept per connection at most; past that, statements run unnamed. */
 const MAX_PREPARED = 100;
 const names = new Map<string, string>();

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql, SqlParams } from '../database/sql.js';
+import { projectHostSpansSql } from '../pools/host-usage.js';
 import { ProjectLimitExceeded } from './enforcement.errors.js';
 import { hostHoursByPeriod, HostSpan, peakHosts, periodsOf } from './project-limits.js';
 
@@ -68,11 +69,7 @@ export class ProjectLimitsService {
   spansSql(p: SqlParams, projectId: string, window: { start: Date; end: Date }): string {
     const { from, to } = this.counted(projectId, window);
     return `array_agg(s.lease_id) AS lease_ids, array_agg(s.start) AS starts, array_agg(s.end) AS ends
-      FROM (SELECT r.lease_id, lower(a.during) AS start, least(upper(a.during), l.end_at) AS end
-              FROM host_allocations a
-              JOIN reservations r ON r.id = a.reservation_id
-              JOIN leases l ON l.id = r.lease_id
-             WHERE l.project_id = ${p.bind(projectId)} AND a.during && tstzrange(${p.bind(from)}::timestamptz, ${p.bind(to)}::timestamptz, '[)')) s`;
+      FROM (${projectHostSpansSql(p, projectId, { start: from, end: to })}) s`;
   }
 
   /** Throws ProjectLimitExceeded when `spans` (this lease's included) pass a limit. */

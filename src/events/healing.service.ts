@@ -2,11 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { sql } from '../database/sql.js';
+import { unreservableHostIds } from '../pools/hosts.repository.js';
+import { markResourcesChanged, refreshDegraded, refreshMissing } from '../model/lease-tables.js';
 import { withTransaction } from '../database/transaction.js';
 import { Lease } from '../model/lease.entity.js';
 import { PluginRegistry } from '../plugins/plugin-registry.js';
 import { Reservation } from '../model/reservation.entity.js';
-import { HOST_USAGE } from '../pools/host-usage.js';
+import { holdsUnreservableHost } from '../pools/host-usage.js';
 import type { Evacuation, MovedAllocation } from '../pools/evacuation.js';
 import { Metrics } from '../observability/metrics.js';
 
@@ -35,18 +37,13 @@ export class HealingService implements Evacuation {
       // One heal at a time across replicas: two would fight over the same rows.
       await sql(tx, `SELECT pg_advisory_xact_lock(${HEAL_LOCK})`);
       const now = this.clock.now();
-      const { rows } = await sql<{ id: number }>(tx, `SELECT id FROM hosts WHERE NOT reservable`);
-      const results = await this.evacuate(
-        tx,
-        rows.map((r) => r.id),
-        now,
-      );
+      const results = await this.evacuate(tx, await unreservableHostIds(tx), now);
       const changed = results.filter((m) => m.to !== null && m.status === 'active');
       if (changed.length > 0) {
-        await sql(
+        await markResourcesChanged(
           tx,
-          `UPDATE reservations SET resources_changed = true, updated_at = $2 WHERE id = ANY($1)`,
-          [changed.map((m) => m.reservationId), now],
+          changed.map((m) => m.reservationId),
+          now,
         );
       }
       await this.refreshFlags(tx, now);
@@ -77,24 +74,8 @@ export class HealingService implements Evacuation {
 
   /** missing_resources: some allocation or slot on an unreservable host; degraded: any such. */
   private async refreshFlags(tx: EntityManager, now: Date): Promise<void> {
-    await sql(
-      tx,
-      `UPDATE reservations r SET missing_resources = m.missing, updated_at = $1
-         FROM (SELECT r2.id, EXISTS (
-                 SELECT 1 FROM ${HOST_USAGE} a JOIN hosts h ON h.id = a.host_id
-                  WHERE a.reservation_id = r2.id AND NOT h.reservable AND upper(a.during) > $1) AS missing
-                 FROM reservations r2 WHERE r2.status IN ('pending', 'active')) m
-        WHERE m.id = r.id AND r.missing_resources <> m.missing`,
-      [now],
-    );
-    await sql(
-      tx,
-      `UPDATE leases l SET degraded = d.degraded, updated_at = $1
-         FROM (SELECT r.lease_id, bool_or(r.missing_resources) AS degraded
-                 FROM reservations r GROUP BY r.lease_id) d
-        WHERE d.lease_id = l.id AND l.degraded <> d.degraded`,
-      [now],
-    );
+    await refreshMissing(tx, now, holdsUnreservableHost);
+    await refreshDegraded(tx, now);
   }
 
   /** Active reservations whose pool differs from their hosts, as each type finds them. */

@@ -1,8 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
-
-/** How a report names a host: the driver by hypervisor, Nova's notifications by service host. */
-export type HostKey = 'hypervisor_hostname' | 'service_name';
+import { setReportedStates, type HostKey } from '../pools/hosts.repository.js';
 
 /**
  * Hosts reported down become unreservable (healing then moves their reservations); when
@@ -18,13 +15,5 @@ export async function followHostStates(
   now: Date,
 ): Promise<number> {
   if (down.length === 0 && up.length === 0) return 0;
-  const { affected } = await sql(
-    db,
-    `UPDATE hosts SET reservable = (${key} = ANY($2::text[])),
-                      reported_down = (${key} = ANY($1::text[])), updated_at = $3
-      WHERE (${key} = ANY($1::text[]) AND reservable AND NOT reported_down)
-         OR (${key} = ANY($2::text[]) AND reported_down)`,
-    [down, up, now],
-  );
-  return affected;
+  return setReportedStates(db, key, down, up, now);
 }

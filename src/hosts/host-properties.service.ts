@@ -3,7 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { formatTimestamp } from '../common/dates.js';
 import { NotFound } from '../common/errors.js';
-import { sql } from '../database/sql.js';
+import { columns, sql } from '../database/sql.js';
+import { hostsWith } from '../pools/hosts.repository.js';
 import { HOST_RESOURCE_TYPE } from '../requirements/host-query.js';
 import type { HostPropertyResponse, HostPropertySummary } from './dto/host-property.dto.js';
 
@@ -39,7 +40,7 @@ export class HostPropertiesService {
       `SELECT p.property_name AS property, p.private,
               array_agg(DISTINCT h.capabilities ->> p.property_name ORDER BY h.capabilities ->> p.property_name) AS values
          FROM resource_properties p
-         JOIN hosts h ON h.capabilities ? p.property_name
+         ${hostsWith('h', 'p.property_name')}
         WHERE p.resource_type = $1 AND ($2 OR NOT p.private)
         GROUP BY p.property_name, p.private
         ORDER BY p.property_name`,
@@ -77,4 +78,41 @@ export class HostPropertiesService {
       private: row.private,
     };
   }
+}
+
+/* The Blazar importer's bulk rows. */
+
+export interface PropertyRecord {
+  property_name: string;
+  private: boolean;
+  created_at: unknown;
+  updated_at: unknown;
+}
+
+export async function insertPropertyRows(tx: EntityManager, rows: PropertyRecord[]): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO resource_properties (resource_type, property_name, private, created_at, updated_at)
+     SELECT 'physical:host', * FROM unnest($1::text[], $2::bool[], $3::timestamptz[], $4::timestamptz[])`,
+    columns(rows, ['property_name', 'private', 'created_at', 'updated_at']),
+  );
+}
+
+/** The hosts' properties with their dates. */
+export async function propertyRecords(
+  em: EntityManager,
+): Promise<
+  { property_name: string; private: boolean; created_at: Date; updated_at: Date | null }[]
+> {
+  const { rows } = await sql<{
+    property_name: string;
+    private: boolean;
+    created_at: Date;
+    updated_at: Date | null;
+  }>(
+    em,
+    `SELECT property_name, private, created_at, updated_at FROM resource_properties
+      WHERE resource_type = 'physical:host'`,
+  );
+  return rows;
 }

@@ -9,8 +9,9 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
+import { clearReportedDown } from '../pools/hosts.repository.js';
 import { withTransaction } from '../database/transaction.js';
-import { HOST_USAGE } from '../pools/host-usage.js';
+import { HOST_USAGE, liveParamsOn, slotPeak } from '../pools/host-usage.js';
 import type { HostResponse } from './dto/host.response.js';
 import { Host } from './entities/host.entity.js';
 import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
@@ -132,7 +133,7 @@ export class HostsService {
       if (fields.reservable !== undefined) {
         // The admin's word replaces the driver's: a host the driver took out and the
         // admin set, stays as the admin set it when the driver reports it up again.
-        await sql(tx, `UPDATE hosts SET reported_down = false WHERE id = $1`, [host.id]);
+        await clearReportedDown(tx, host.id);
       }
       await this.properties.register(tx, Object.keys(fields.capabilities), now);
       await this.pools.setTopology(tx, host.id, this.topology(patch.capabilities), now);
@@ -203,18 +204,7 @@ export class HostsService {
       memory: (patch.memoryMb ?? host.memoryMb) * this.config.ramAllocationRatio,
       disk: (patch.localGb ?? host.localGb) * this.config.diskAllocationRatio,
     };
-    const { rows } = await sql<{ vcpus: number; memory: number; disk: number }>(
-      tx,
-      `WITH a AS (SELECT slots * vcpus AS v, slots * memory_mb AS m, slots * disk_gb AS d, during
-                    FROM instance_allocations WHERE host_id = $1 AND upper(during) > $2),
-            t AS (SELECT greatest(lower(during), $2) AS at FROM a)
-       SELECT coalesce(max(u.v), 0)::float AS vcpus, coalesce(max(u.m), 0)::float AS memory,
-              coalesce(max(u.d), 0)::float AS disk
-         FROM t CROSS JOIN LATERAL (SELECT sum(v) AS v, sum(m) AS m, sum(d) AS d
-                                      FROM a WHERE a.during @> t.at) u`,
-      [host.id, now],
-    );
-    const peak = rows[0];
+    const peak = await slotPeak(tx, host.id, now);
     const short = [
       peak.vcpus > next.vcpus ? `vcpus (slots need ${peak.vcpus})` : null,
       peak.memory > next.memory ? `memory_mb (slots need ${peak.memory})` : null,
@@ -241,15 +231,8 @@ export class HostsService {
 
   /** Requirement keys of reservations that hold this host now or later. */
   private async keysInUse(tx: EntityManager, hostId: number, now: Date): Promise<Set<string>> {
-    const { rows } = await sql<{ params: Record<string, unknown> }>(
-      tx,
-      `SELECT DISTINCT r.params
-         FROM ${HOST_USAGE} a JOIN reservations r ON r.id = a.reservation_id
-        WHERE a.host_id = $1 AND upper(a.during) > $2 AND r.status IN ('pending', 'active')`,
-      [hostId, now],
-    );
     const keys = new Set<string>();
-    for (const { params } of rows) {
+    for (const params of await liveParamsOn(tx, hostId, now)) {
       const req = combine(params.hypervisor_properties ?? '', params.resource_properties ?? '');
       for (const key of requirementKeys(req)) keys.add(key);
     }
@@ -282,11 +265,6 @@ export class HostsService {
   }
 
   private async poolNames(em: EntityManager): Promise<Map<number, string>> {
-    const { rows } = await sql<{ host_id: number; name: string }>(
-      em,
-      `SELECT ah.host_id, a.name FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-        WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
-    );
-    return new Map(rows.map((r) => [r.host_id, r.name]));
+    return this.pools.poolNames(em);
   }
 }

@@ -12,7 +12,9 @@ import {
   type ComputeDriver,
   type ComputeSurvey,
 } from '../compute/compute-driver.js';
-import { sql } from '../database/sql.js';
+import { adoptedReservations, forgetServerGroup } from '../model/lease-tables.js';
+import { activeSlots } from '../pools/host-usage.js';
+import { poolsByHostName, reservationAggregates } from '../pools/pools.repository.js';
 import { HealingService } from '../events/healing.service.js';
 import {
   checkAdoption,
@@ -33,53 +35,16 @@ export interface AdoptReport {
 
 /** Climate's record of its pools and reservations, and Nova's sizes of the active ones. */
 export async function readRecord(em: EntityManager, driver: ComputeDriver): Promise<ClimateRecord> {
-  const single = await sql<{ host: string; pool: string }>(
-    em,
-    `SELECT h.hypervisor_hostname AS host, a.name AS pool
-       FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id JOIN hosts h ON h.id = ah.host_id
-      WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
-  );
-  const pools = await sql<{
-    name: string;
-    kind: string;
-    availability_zone: string | null;
-    metadata: Record<string, string>;
-    hosts: string[];
-  }>(
-    em,
-    `SELECT a.name, a.kind, a.availability_zone, a.metadata,
-            coalesce(array_agg(h.hypervisor_hostname ORDER BY h.hypervisor_hostname)
-                     FILTER (WHERE h.id IS NOT NULL), '{}') AS hosts
-       FROM aggregates a LEFT JOIN aggregate_hosts ah ON ah.aggregate_id = a.id
-       LEFT JOIN hosts h ON h.id = ah.host_id
-      WHERE a.kind IN ('reservation', 'instance') GROUP BY a.id`,
-  );
-  const reservations = await sql<{
-    id: string;
-    lease: string;
-    type: string;
-    status: string;
-    lease_status: string;
-    group_id: string | null;
-  }>(
-    em,
-    `SELECT r.id, l.name || ' (' || l.id || ')' AS lease, r.resource_type AS type, r.status,
-            l.status AS lease_status, r.params ->> 'server_group_id' AS group_id
-       FROM reservations r JOIN leases l ON l.id = r.lease_id
-      WHERE r.resource_type IN ('physical:host', 'virtual:instance')`,
-  );
-  const slots = await sql<{ reservation_id: string; host: string; slots: number }>(
-    em,
-    `SELECT ia.reservation_id, h.hypervisor_hostname AS host, ia.slots
-       FROM instance_allocations ia JOIN hosts h ON h.id = ia.host_id
-       JOIN reservations r ON r.id = ia.reservation_id WHERE r.status = 'active'`,
-  );
+  const single = await poolsByHostName(em);
+  const pools = await reservationAggregates(em);
+  const reservations = await adoptedReservations(em);
+  const slots = await activeSlots(em);
   const slotsOf = new Map<string, Map<string, number>>();
-  for (const s of slots.rows) {
+  for (const s of slots) {
     const held = slotsOf.get(s.reservation_id) ?? new Map<string, number>();
     slotsOf.set(s.reservation_id, held.set(s.host, s.slots));
   }
-  const recorded: RecordedReservation[] = reservations.rows.map((r) => ({
+  const recorded: RecordedReservation[] = reservations.map((r) => ({
     id: r.id,
     lease: r.lease,
     type: r.type,
@@ -96,8 +61,8 @@ export async function readRecord(em: EntityManager, driver: ComputeDriver): Prom
     );
   }
   return {
-    poolOf: new Map(single.rows.map((r) => [r.host, r.pool])),
-    pools: pools.rows.map((p) => ({
+    poolOf: new Map(single.map((r) => [r.host, r.pool])),
+    pools: pools.map((p) => ({
       name: p.name,
       kind: p.kind,
       availabilityZone: p.availability_zone,
@@ -181,11 +146,7 @@ async function heal(
     else if (h.kind === 'remove-host') await driver.removeHost(h.pool, h.host);
     else if (h.kind === 'resync') resyncs.push(h.reservationId);
     else {
-      await sql(
-        dataSource.manager,
-        `UPDATE reservations SET params = params || '{"server_group_id": null}'::jsonb WHERE id = $1`,
-        [h.reservationId],
-      );
+      await forgetServerGroup(dataSource.manager, h.reservationId);
     }
   }
   // The periodic heal's own path: each plugin's start, run again for these.

@@ -4,7 +4,10 @@
  * and --verify reports both.
  */
 import type { EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
+import { propertyRecords } from '../hosts/host-properties.service.js';
+import { leaseRecords } from '../model/lease-tables.js';
+import { usageWithLeases } from '../pools/host-usage.js';
+import { hostRecords } from '../pools/hosts.repository.js';
 import { FloatingIpsRepository } from '../plugins/virtual-floatingip/floatingips.repository.js';
 import type { Usage } from './checks.js';
 import type { FloatingIpUse } from './map-floatingips.js';
@@ -24,15 +27,10 @@ export interface Existing {
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
 export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise<Existing> {
-  const hostRows = await sql<HostRow & { created_at: Date; updated_at: Date | null }>(
-    em,
-    `SELECT id, hypervisor_hostname, service_name, vcpus, memory_mb, local_gb, hypervisor_type,
-            hypervisor_version, cpu_info, availability_zone, reservable, reported_down,
-            capabilities, trust_id, created_at, updated_at FROM hosts`,
-  );
+  const hostRows = await hostRecords<HostRow & { created_at: Date; updated_at: Date | null }>(em);
   const hosts = new Map<number, HostRow>();
   const hostNames = new Map<string, number>();
-  for (const h of hostRows.rows) {
+  for (const h of hostRows) {
     hosts.set(h.id, {
       ...h,
       created_at: h.created_at.toISOString(),
@@ -40,32 +38,16 @@ export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise
     });
     hostNames.set(h.hypervisor_hostname, h.id);
   }
-  const props = await sql<{
-    property_name: string;
-    private: boolean;
-    created_at: Date;
-    updated_at: Date | null;
-  }>(
-    em,
-    `SELECT property_name, private, created_at, updated_at FROM resource_properties
-      WHERE resource_type = 'physical:host'`,
-  );
   const properties = new Map(
-    props.rows.map((p) => [
+    (await propertyRecords(em)).map((p) => [
       p.property_name,
       { ...p, created_at: p.created_at.toISOString(), updated_at: iso(p.updated_at) },
     ]),
   );
   const ids = plan.leases.map((l) => l.lease.id);
   const leases = new Map<string, LeasePlan>();
-  const leaseRows = await sql<Record<string, unknown>>(
-    em,
-    `SELECT id, name, project_id, user_id, start_at, end_at, status, degraded, trust_id, created_at, updated_at,
-            user_events
-       FROM leases WHERE id = ANY($1::uuid[])`,
-    [ids],
-  );
-  for (const l of leaseRows.rows) {
+  const rows = await leaseRecords(em, ids);
+  for (const l of rows.leases) {
     leases.set(String(l.id), {
       lease: dated(l, [
         'start_at',
@@ -80,54 +62,20 @@ export async function loadExisting(em: EntityManager, plan: ImportPlan): Promise
       floatingIpAllocations: [],
     });
   }
-  const reservations = await sql<Record<string, unknown>>(
-    em,
-    `SELECT id, lease_id, resource_type, resource_id, status, missing_resources, resources_changed,
-            params, created_at, updated_at FROM reservations WHERE lease_id = ANY($1::uuid[])`,
-    [ids],
-  );
   const leaseOf = new Map<string, string>();
-  for (const r of reservations.rows) {
+  for (const r of rows.reservations) {
     leaseOf.set(String(r.id), String(r.lease_id));
     leases
       .get(String(r.lease_id))
       ?.reservations.push(dated(r, ['created_at', 'updated_at']) as never);
   }
-  const events = await sql<Record<string, unknown>>(
-    em,
-    `SELECT id, lease_id, event_type, time, status, created_at, updated_at
-       FROM events WHERE lease_id = ANY($1::uuid[])`,
-    [ids],
-  );
-  for (const e of events.rows) {
+  for (const e of rows.events) {
     leases
       .get(String(e.lease_id))
       ?.events.push(dated(e, ['time', 'created_at', 'updated_at']) as never);
   }
-  const usage = await sql<{
-    id: string;
-    reservation_id: string;
-    host_id: number;
-    lo: Date;
-    up: Date;
-    slots: number | null;
-    vcpus: number;
-    memory_mb: number;
-    disk_gb: number;
-    lease: string;
-  }>(
-    em,
-    `SELECT a.id, a.reservation_id, a.host_id, lower(a.during) AS lo, upper(a.during) AS up,
-            a.slots, a.vcpus, a.memory_mb, a.disk_gb, 'lease ' || l.name || ' (' || l.id || ')' AS lease
-       FROM (SELECT id, reservation_id, host_id, during, NULL::int AS slots, 0 AS vcpus, 0 AS memory_mb, 0 AS disk_gb
-               FROM host_allocations
-             UNION ALL
-             SELECT id, reservation_id, host_id, during, slots, vcpus, memory_mb, disk_gb
-               FROM instance_allocations) a
-       JOIN reservations r ON r.id = a.reservation_id JOIN leases l ON l.id = r.lease_id`,
-  );
   const otherUsage: Usage[] = [];
-  for (const a of usage.rows) {
+  for (const a of await usageWithLeases(em)) {
     const owner = leases.get(leaseOf.get(a.reservation_id) ?? '');
     const row = {
       id: a.id,

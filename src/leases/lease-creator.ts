@@ -35,7 +35,7 @@ import {
 } from './idempotency.js';
 import { beforeEndTime, checkNewWindow } from './lease-rules.js';
 import { describeAll, LeaseParts, toLeaseWire } from './lease.mapper.js';
-import { newLeaseSql } from './leases.repository.js';
+import { newLeaseSql } from '../model/lease-tables.js';
 import { toUserEvents } from './user-events.js';
 import { CreateCompute } from './create-compute.js';
 import { newLease, type PlannedReservation, type Times } from './new-lease.js';

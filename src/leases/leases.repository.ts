@@ -4,8 +4,8 @@ import { LeaseEvent } from '../model/lease-event.entity.js';
 import { Reservation } from '../model/reservation.entity.js';
 import { Lease } from '../model/lease.entity.js';
 import type { LeaseParts } from './lease.mapper.js';
+import { markerValueSql } from '../model/lease-tables.js';
 import { isUuid } from '../common/ids.js';
-import type { SqlParams } from '../database/sql.js';
 
 export interface LeaseFilter {
   projectId?: string;
@@ -26,47 +26,6 @@ const SORT_PROPERTY = {
   end_at: 'endAt',
   status: 'status',
 } as const;
-
-/**
- * CTEs (`l`, `r`, `e`) that insert a new lease, its reservations and its events in one
- * statement, values bound with `p`, written if `go` (an SQL boolean). The text is the
- * same whatever the counts (arrays are bound), so the statement can be prepared.
- */
-export function newLeaseSql(p: SqlParams, parts: LeaseParts, go: string): string[] {
-  const { lease, reservations, events } = parts;
-  const id = `${p.bind(lease.id)}::uuid`;
-  const created = `${p.bind(lease.createdAt)}::timestamptz`;
-  const rows = (columns: [unknown[], string][]) =>
-    columns.map(([values, type]) => `${p.bind(values)}::${type}[]`).join(', ');
-  return [
-    `l AS (INSERT INTO leases (id, name, project_id, user_id, start_at, end_at, status, degraded,
-                               version, trust_id, user_events, created_at)
-       SELECT ${id}, ${p.bind(lease.name)}, ${p.bind(lease.projectId)}, ${p.bind(lease.userId)},
-              ${p.bind(lease.startAt)}::timestamptz, ${p.bind(lease.endAt)}::timestamptz,
-              ${p.bind(lease.status)}, false, ${p.bind(lease.version)}::int, ${p.bind(lease.trustId)},
-              ${p.bind(lease.userEvents === null ? null : JSON.stringify(lease.userEvents))}::jsonb,
-              ${created}
-        WHERE ${go})`,
-    `r AS (INSERT INTO reservations (id, lease_id, resource_type, status, params, created_at)
-       SELECT x.id, ${id}, x.type, x.status, x.params, ${created}
-         FROM unnest(${rows([
-           [reservations.map((r) => r.id), 'uuid'],
-           [reservations.map((r) => r.resourceType), 'text'],
-           [reservations.map((r) => r.status), 'text'],
-           [reservations.map((r) => JSON.stringify(r.params)), 'jsonb'],
-         ])}) AS x(id, type, status, params)
-        WHERE ${go})`,
-    `e AS (INSERT INTO events (id, lease_id, event_type, time, status, created_at)
-       SELECT x.id, ${id}, x.type, x.time, x.status, ${created}
-         FROM unnest(${rows([
-           [events.map((e) => e.id), 'uuid'],
-           [events.map((e) => e.eventType), 'text'],
-           [events.map((e) => e.time), 'timestamptz'],
-           [events.map((e) => e.status), 'text'],
-         ])}) AS x(id, type, time, status)
-        WHERE ${go})`,
-  ];
-}
 
 @Injectable()
 export class LeasesRepository {
@@ -127,7 +86,7 @@ export class LeasesRepository {
       // The marker row's own value, at the precision stored (microseconds): a Date holds
       // milliseconds only, and rows written by SQL with now() would repeat forever. The
       // Date is kept for a marker deleted meanwhile.
-      const markerValue = `COALESCE((SELECT m.${filter.sortKey} FROM leases m WHERE m.id = :markerId), :markerValue)`;
+      const markerValue = markerValueSql(filter.sortKey);
       qb.andWhere(`(${column}, l.id) ${op} (${markerValue}, :markerId)`, {
         markerValue: filter.marker[SORT_PROPERTY[filter.sortKey]],
         markerId: filter.marker.id,

@@ -5,7 +5,7 @@ import { Policy } from '../common/auth/policy.js';
 import { Clock } from '../common/clock.js';
 import { parseInputDate } from '../common/dates.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
-import { sql } from '../database/sql.js';
+import { askResync } from '../model/lease-tables.js';
 import { withTransaction } from '../database/transaction.js';
 import { rolledBack } from '../enforcement/rolled-back.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
@@ -147,12 +147,7 @@ export class LeasesService {
       }
       // Started reservations hand out what they gained (e.g. a new host): the manager
       // does it (within a poll), from the committed rows.
-      await sql(
-        tx,
-        `UPDATE reservations SET resync_at = coalesce($2::timestamptz, now())
-          WHERE lease_id = $1 AND status = 'active'`,
-        [id, this.clock.shared()],
-      );
+      await askResync(tx, id, this.clock.shared());
       this.logger.log({ msg: 'lease updated', lease_id: id, version: updated.version });
       const after = await this.repo.parts(tx, updated);
       if (beforeEndRearmed(parts, after)) {

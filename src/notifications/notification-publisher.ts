@@ -9,7 +9,6 @@ import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import { DataSource } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { errorMessage, TimeoutError, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
@@ -26,7 +25,7 @@ import {
   reportUsedAsIs,
 } from './amqp-link.js';
 import { envelope, type OutboxRow } from './envelope.js';
-import { deleteDelivered, settlePublished } from './webhook-store.js';
+import { deleteDelivered, settlePublished, unpublished } from './notification-outbox.js';
 
 /** Rows claimed, published and deleted per transaction. */
 const BATCH = 200;
@@ -184,12 +183,7 @@ export class NotificationPublisher implements OnApplicationBootstrap, OnApplicat
     const ids = await withTransaction(
       this.dataSource,
       async (tx) => {
-        const { rows } = await sql<OutboxRow>(
-          tx,
-          `SELECT id, message_id, event_type, payload, created_at FROM notification_outbox
-          WHERE NOT published ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          [BATCH],
-        );
+        const rows = await unpublished(tx, BATCH);
         if (rows.length === 0) return [];
         await this.publish(rows);
         // Deleted, or kept for the webhook receivers that have not taken them yet.

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
+import { deleteOlder } from './notification-outbox.js';
 import { runsManager } from '../config/roles.js';
 import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 
@@ -56,18 +56,7 @@ export class OutboxPruner implements OnApplicationBootstrap {
     const before = new Date(this.clock.now().getTime() - this.config.notify.retentionHours * HOUR);
     let total = 0;
     for (;;) {
-      const { rows } = await sql<{ n: number }>(
-        this.dataSource.manager,
-        `WITH gone AS (
-           DELETE FROM notification_outbox
-            WHERE id IN (SELECT id FROM notification_outbox WHERE created_at < $1
-                          ORDER BY id LIMIT $2)
-           RETURNING id),
-         deliveries AS (DELETE FROM webhook_deliveries d USING gone WHERE d.outbox_id = gone.id)
-         SELECT count(*)::int AS n FROM gone`,
-        [before, BATCH],
-      );
-      const n = rows[0]?.n ?? 0;
+      const n = await deleteOlder(this.dataSource.manager, before, BATCH);
       total += n;
       if (n < BATCH) break;
     }

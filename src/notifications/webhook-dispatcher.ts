@@ -11,7 +11,6 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
 import { errorMessage } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
@@ -21,7 +20,8 @@ import { WebhookSender, type DeliveryOutcome } from './webhook-sender.js';
 import { receiverName } from '../config/webhook-settings.js';
 import { chainsByLease, retryDelayMs } from './webhook-schedule.js';
 import { webhookHeaders } from './webhook-signature.js';
-import { deleteDelivered, WebhookStore } from './webhook-store.js';
+import { deleteDelivered, deletePublished } from './notification-outbox.js';
+import { WebhookStore } from './webhook-store.js';
 
 /** Notifications read per query; a pass reads batches until none are left. */
 const BATCH = 100;
@@ -315,7 +315,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    */
   private async forgetPublished(): Promise<void> {
     try {
-      await sql(this.dataSource.manager, `DELETE FROM notification_outbox WHERE published`);
+      await deletePublished(this.dataSource.manager);
     } catch (error) {
       this.logger.debug({ msg: 'published outbox rows not cleared', error: errorMessage(error) });
     }

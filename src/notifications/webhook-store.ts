@@ -2,56 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import type { OutboxRow } from './envelope.js';
-
-/**
- * Deletes the outbox rows every sink is done with (the bus published them, or there is
- * no bus; every configured receiver took them) with their delivery rows. `ids` limits it
- * to those rows; null looks at the whole outbox (the periodic sweep).
- *
- * Each sink calls it after its own commit: of two sinks finishing one row at the same
- * time, the later call sees both commits, so a row is never left behind for good (a
- * crash between the commit and this call leaves it to the sweep).
- */
-export async function deleteDelivered(
-  em: EntityManager,
-  ids: string[] | null,
-  receivers: string[],
-  busOn: boolean,
-): Promise<number> {
-  const { rows } = await sql<{ n: number }>(
-    em,
-    `WITH gone AS (
-       DELETE FROM notification_outbox o
-        WHERE ($1::bigint[] IS NULL OR o.id = ANY($1::bigint[]))
-          AND (o.published OR NOT $3::boolean)
-          AND (SELECT count(*) FROM webhook_deliveries d
-                WHERE d.outbox_id = o.id AND d.receiver = ANY($2::text[])) = cardinality($2::text[])
-       RETURNING o.id),
-     deliveries AS (
-       DELETE FROM webhook_deliveries d USING gone WHERE d.outbox_id = gone.id)
-     SELECT count(*)::int AS n FROM gone`,
-    [ids, receivers, busOn],
-  );
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * The bus's end of a published batch, in its transaction: without webhooks the rows go
- * (as they always did); with webhooks they are marked and wait for the receivers.
- */
-export async function settlePublished(
-  tx: EntityManager,
-  ids: string[],
-  receivers: string[],
-): Promise<void> {
-  if (receivers.length === 0) {
-    await sql(tx, `DELETE FROM notification_outbox WHERE id = ANY($1::bigint[])`, [ids]);
-  } else {
-    await sql(tx, `UPDATE notification_outbox SET published = true WHERE id = ANY($1::bigint[])`, [
-      ids,
-    ]);
-  }
-}
+import {
+  deleteDelivered,
+  deleteStrayDeliveries,
+  recordDelivered,
+  undelivered,
+  undeliveredCount,
+} from './notification-outbox.js';
 
 /** A receiver's state after a pass: failures in a row (0 after a success) and the wait. */
 export interface ReceiverState {
@@ -113,39 +70,17 @@ export class WebhookStore {
   }
 
   /** The oldest notifications the receiver has not taken yet, in outbox order. */
-  async pending(url: string, limit: number): Promise<OutboxRow[]> {
-    const { rows } = await sql<OutboxRow>(
-      this.db,
-      `SELECT o.id, o.message_id, o.event_type, o.payload, o.created_at
-         FROM notification_outbox o
-        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                           WHERE d.outbox_id = o.id AND d.receiver = $1)
-        ORDER BY o.id LIMIT $2`,
-      [url, limit],
-    );
-    return rows;
+  pending(url: string, limit: number): Promise<OutboxRow[]> {
+    return undelivered(this.db, url, limit);
   }
 
-  async backlog(url: string): Promise<number> {
-    const { rows } = await sql<{ n: number }>(
-      this.db,
-      `SELECT count(*)::int AS n FROM notification_outbox o
-        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                           WHERE d.outbox_id = o.id AND d.receiver = $1)`,
-      [url],
-    );
-    return rows[0]?.n ?? 0;
+  backlog(url: string): Promise<number> {
+    return undeliveredCount(this.db, url);
   }
 
   /** A fact whoever records it: the receiver answered 2xx to these notifications. */
   async delivered(url: string, ids: string[], at: Date): Promise<void> {
-    if (ids.length === 0) return;
-    await sql(
-      this.db,
-      `INSERT INTO webhook_deliveries (outbox_id, receiver, delivered_at)
-       SELECT unnest($1::bigint[]), $2, $3 ON CONFLICT DO NOTHING`,
-      [ids, url, at],
-    );
+    await recordDelivered(this.db, url, ids, at);
   }
 
   /**
@@ -179,11 +114,7 @@ export class WebhookStore {
   /** Rows done with, left by a crash or a receiver taken out of the settings; stray deliveries. */
   async sweep(receivers: string[], busOn: boolean): Promise<number> {
     const deleted = await deleteDelivered(this.db, null, receivers, busOn);
-    await sql(
-      this.db,
-      `DELETE FROM webhook_deliveries d
-        WHERE NOT EXISTS (SELECT 1 FROM notification_outbox o WHERE o.id = d.outbox_id)`,
-    );
+    await deleteStrayDeliveries(this.db);
     return deleted;
   }
 }

@@ -1,28 +1,13 @@
 import type { HostQuery } from '../requirements/host-query.js';
+import { notShared } from './pools.repository.js';
 
-/**
- * What keeps hosts busy over `range` (SQL of a tstzrange): (host_id, during) of the
- * whole-host allocations and instance slots overlapping it. The one place that says how
- * long an allocation holds its host for the availability search and the capacity plan
- * (its range already ends after the cleaning time); a lead time before each start would
- * widen `during` here (and `range` by as much).
- *
- * reservation_id is read too although no caller needs it: it is in neither table's
- * (host_id, during) GiST index, so the planner cannot answer from that index alone, which
- * it costs as cheap for a time-only condition but reads nearly whole (891 buffers at
- * 100,000 allocations, 8,216 at 1,000,000, against 38 and 132 through the SP-GiST index
- * on during).
- */
-export function busy(range: string): string {
-  const of = (table: string) =>
-    `SELECT host_id, during, reservation_id FROM ${table} WHERE during && ${range}`;
-  return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
-}
+// The read model of what occupies hosts says what keeps them busy (kept importable here).
+export { busy } from './host-usage.js';
 
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
 export function eligible(q: HostQuery): string {
   return `h.reservable
-    AND NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')
+    AND ${notShared('h')}
     AND (${q.where})`;
 }
 

@@ -6,9 +6,9 @@ import { Clock } from '../common/clock.js';
 import { formatWireDate, LATEST_DATE, parseInputDate } from '../common/dates.js';
 import { parseDuration } from '../common/durations.js';
 import { InvalidInput, NotFound } from '../common/errors.js';
-import type { JsonObject } from '../common/json.js';
-import { sql } from '../database/sql.js';
-import { HOST_USAGE } from './host-usage.js';
+import { allocationsByHost } from './host-usage.js';
+import { matchingHostIds } from './hosts.repository.js';
+import { ownerOf } from '../model/lease-tables.js';
 import { capacityPlan } from './capacity-plan.js';
 import { PowerReadiness } from './power-readiness.js';
 import { combine, HostQueryBuilder } from '../requirements/host-query.js';
@@ -94,14 +94,7 @@ export class AllocationsService {
     ] as const;
     for (const [id, column] of asked) {
       if (id === null) continue;
-      const { rows } = await sql<Owner>(
-        this.dataSource.manager,
-        `SELECT l.project_id AS "projectId", l.user_id AS "userId"
-           FROM leases l LEFT JOIN reservations r ON r.lease_id = l.id
-          WHERE ${column} = $1 LIMIT 1`,
-        [id],
-      );
-      owners.push(rows[0] ?? null);
+      owners.push(await ownerOf(this.dataSource.manager, column, id));
     }
     return owners;
   }
@@ -121,33 +114,15 @@ export class AllocationsService {
     const start = filter.start ? parseInputDate(filter.start, now) : null;
     const end = filter.end ? parseInputDate(filter.end, now) : null;
     const unbounded = leaseId !== null || reservationId !== null;
-    const { rows } = await sql<{ host_id: number; name: string; reservations: JsonObject[] }>(
-      this.dataSource.manager,
-      `SELECT h.id AS host_id, h.hypervisor_hostname AS name,
-              coalesce(json_agg(json_build_object('id', x.reservation_id, 'lease_id', x.lease_id,
-                                                  'start_at', x.start_at, 'end_at', x.end_at,
-                                                  'project_id', x.project_id,
-                                                  'user_id', x.user_id, 'slots', x.slots)
-                                ORDER BY x.start_at, x.reservation_id)
-                       FILTER (WHERE x.reservation_id IS NOT NULL), '[]') AS reservations
-         FROM hosts h
-         LEFT JOIN (
-           SELECT DISTINCT a.host_id, r.id AS reservation_id, l.id AS lease_id, l.start_at, l.end_at,
-                  l.project_id, l.user_id,
-                  (SELECT i.slots FROM instance_allocations i
-                    WHERE i.reservation_id = r.id AND i.host_id = a.host_id) AS slots
-             FROM ${HOST_USAGE} a
-             JOIN reservations r ON r.id = a.reservation_id
-             JOIN leases l ON l.id = r.lease_id
-            WHERE ($1::uuid IS NULL OR l.id = $1)
-              AND ($2::uuid IS NULL OR r.id = $2)
-              AND ($3 OR l.end_at >= $4)
-              AND ($5::timestamptz IS NULL OR l.end_at > $5)
-              AND ($6::timestamptz IS NULL OR l.start_at < $6)) x ON x.host_id = h.id
-        WHERE ($7::int IS NULL OR h.id = $7)
-        GROUP BY h.id ORDER BY h.id`,
-      [leaseId, reservationId, unbounded, now, start, end, filter.host_id ?? null],
-    );
+    const rows = await allocationsByHost(this.dataSource.manager, {
+      leaseId,
+      reservationId,
+      unbounded,
+      now,
+      start,
+      end,
+      hostId: filter.host_id ?? null,
+    });
     return rows.map((r) => ({
       resource_id: String(r.host_id),
       hypervisor_hostname: r.name,
@@ -172,10 +147,7 @@ export class AllocationsService {
     if (requirement === null) return null;
     const em = this.dataSource.manager;
     const q = await this.queries.build(em, requirement);
-    const { rows } = await sql<{ id: number }>(em, `SELECT h.id FROM hosts h WHERE ${q.where}`, [
-      ...q.params,
-    ]);
-    return new Set(rows.map((r) => String(r.id)));
+    return new Set((await matchingHostIds(em, q)).map(String));
   }
 
   async capacity(query: Record<string, unknown>): Promise<CapacityBody> {

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
+import { repriceHosts } from './hosts.repository.js';
 
 /**
  * Copies HOST_WEIGHTS into placement_weights at startup and, when they changed, brings
@@ -40,12 +41,8 @@ export class PlacementWeights implements OnModuleInit {
          SELECT * FROM unnest($1::text[], $2::int[])`,
         [wanted.map(([p]) => p), wanted.map(([, w]) => w)],
       );
-      const changed = await sql(
-        tx,
-        `UPDATE hosts SET placement_cost = host_placement_cost(capabilities)
-          WHERE placement_cost <> host_placement_cost(capabilities)`,
-      );
-      this.logger.log({ msg: 'placement weights changed', hosts_repriced: changed.affected });
+      const repriced = await repriceHosts(tx);
+      this.logger.log({ msg: 'placement weights changed', hosts_repriced: repriced });
     });
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { NotFound } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import { sql } from '../database/sql.js';
+import { hostJoin } from './hosts.repository.js';
 
 /**
  * What an aggregate is: the freepool, the shared pool, the recycle pool, one pool per
@@ -18,6 +18,38 @@ export interface AggregateRow {
   availability_zone: string | null;
   metadata: JsonObject;
   hosts: string[];
+}
+
+/** SQL: host `h` is not in the shared pool. */
+export function notShared(h: string): string {
+  return `NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = ${h}.id AND sp.kind = 'shared')`;
+}
+
+/** `JOIN aggregates <a> ON <a>.name = <name>`: the aggregate named after a reservation. */
+export function aggregateNamed(a: string, name: string): string {
+  return `JOIN aggregates ${a} ON ${a}.name = ${name}`;
+}
+
+/** SQL: (host_id) of the members of aggregate `a` (an alias of aggregates). */
+export function memberIdsSql(a: string): string {
+  return `SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ${a}.id`;
+}
+
+/** SQL: (id, metadata) of the instance reservation's aggregate named `name`. */
+export function instancePoolSql(name: string): string {
+  return `SELECT id, metadata FROM aggregates WHERE kind = 'instance' AND name = ${name}`;
+}
+
+/** `JOIN aggregate_hosts <ah> ON <ah>.aggregate_id = <a>.id`: the memberships of aggregate `a`. */
+export function membershipJoin(ah: string, a: string): string {
+  return `JOIN aggregate_hosts ${ah} ON ${ah}.aggregate_id = ${a}.id`;
+}
+
+/** SQL: (name) of the hosts of the aggregate named `name` (SQL) of kind `kind`. */
+export function memberNamesSql(name: string, kind: AggregateKind): string {
+  return `SELECT h.hypervisor_hostname AS name FROM aggregate_hosts ah
+         JOIN aggregates a ON a.id = ah.aggregate_id ${hostJoin('h', 'ah.host_id')}
+        WHERE a.name = ${name} AND a.kind = '${kind}'`;
 }
 
 /** Pool and topology membership in Climate's database: the record the filter reads. */
@@ -68,15 +100,68 @@ export class PoolsRepository {
     return rows.map((r) => r.host_id);
   }
 
-  /** The host, locked for a pool change; 404 when there is none. */
-  async lockHost(tx: EntityManager, hostId: number): Promise<{ id: number; name: string }> {
+  async exists(em: EntityManager, name: string): Promise<boolean> {
+    const { rows } = await sql(em, `SELECT 1 FROM aggregates WHERE name = $1`, [name]);
+    return rows.length > 0;
+  }
+
+  /** The hosts of the recycle pool, with when each joined it. */
+  async recycled(em: EntityManager): Promise<{ id: number; name: string; since: Date }[]> {
+    const { rows } = await sql<{ id: number; name: string; since: Date }>(
+      em,
+      `SELECT h.id, h.hypervisor_hostname AS name, ah.since
+         FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
+         ${hostJoin('h', 'ah.host_id')} WHERE a.name = 'recycle'`,
+    );
+    return rows;
+  }
+
+  /** Each pooled host's pool (freepool, shared, recycle or a reservation's). */
+  async poolNames(em: EntityManager): Promise<Map<number, string>> {
+    const { rows } = await sql<{ host_id: number; name: string }>(
+      em,
+      `SELECT ah.host_id, a.name FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
+        WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+    );
+    return new Map(rows.map((r) => [r.host_id, r.name]));
+  }
+
+  /** The members of an aggregate other than `keep`, with their names. */
+  async membersBut(
+    tx: EntityManager,
+    aggregateId: number,
+    keep: number[],
+  ): Promise<{ id: number; name: string }[]> {
     const { rows } = await sql<{ id: number; name: string }>(
       tx,
-      `SELECT id, hypervisor_hostname AS name FROM hosts WHERE id = $1 FOR UPDATE`,
-      [hostId],
+      `SELECT h.id, h.hypervisor_hostname AS name FROM aggregate_hosts ah ${hostJoin('h', 'ah.host_id')}
+          WHERE ah.aggregate_id = $1 AND NOT (h.id = ANY($2::int[]))`,
+      [aggregateId, keep],
     );
-    if (rows.length === 0) throw new NotFound('host_id', String(hostId));
-    return rows[0];
+    return rows;
+  }
+
+  /**
+   * An instance reservation's aggregate: `gone` hosts leave it unless `held` (SQL over the
+   * reservation and membership `ah`: the reservation has slots there again) and `added`
+   * join it; one statement.
+   */
+  async setInstanceMembers(
+    em: EntityManager,
+    pool: { aggregateId: number; reservationId: string },
+    members: { gone: number[]; added: number[] },
+    now: Date,
+    held: (reservation: string, ah: string) => string,
+  ): Promise<void> {
+    await sql(
+      em,
+      `WITH gone AS (
+         DELETE FROM aggregate_hosts ah WHERE ah.aggregate_id = $1 AND ah.host_id = ANY($2::int[])
+            AND NOT EXISTS (${held('$5', 'ah')}))
+       INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+       SELECT $1, h, 'instance', $4 FROM unnest($3::int[]) h ON CONFLICT DO NOTHING`,
+      [pool.aggregateId, members.gone, members.added, now, pool.reservationId],
+    );
   }
 
   async poolOf(
@@ -133,9 +218,119 @@ export class PoolsRepository {
                        FILTER (WHERE h.id IS NOT NULL), '{}') AS hosts
          FROM aggregates a
          LEFT JOIN aggregate_hosts ah ON ah.aggregate_id = a.id
-         LEFT JOIN hosts h ON h.id = ah.host_id
+         LEFT ${hostJoin('h', 'ah.host_id')}
         GROUP BY a.id ORDER BY a.id`,
     );
     return rows;
   }
+}
+
+/* The Blazar importer's bulk statements and adoption's reads. */
+
+/** Puts hosts into the freepool (named `pool`), as the importer registers them. */
+export async function joinFreepool(
+  tx: EntityManager,
+  hostIds: number[],
+  pool: string,
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+       SELECT a.id, h, 'freepool', now() FROM aggregates a, unnest($1::int[]) h WHERE a.name = $2`,
+    [hostIds, pool],
+  );
+}
+
+/** Topology aggregates (`rack:r1`) and their members, from (host, level, value) triples. */
+export async function insertTopology(
+  tx: EntityManager,
+  pairs: { id: number; level: string; value: string }[],
+): Promise<void> {
+  const names = pairs.map((p) => `${p.level}:${p.value}`);
+  await sql(
+    tx,
+    `INSERT INTO aggregates (name, kind, metadata, created_at)
+     SELECT DISTINCT n, 'topology', jsonb_build_object('level', l, 'value', v), now()
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS x(n, l, v)
+     ON CONFLICT (name) DO NOTHING`,
+    [names, pairs.map((p) => p.level), pairs.map((p) => p.value)],
+  );
+  await sql(
+    tx,
+    `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+     SELECT a.id, x.h, 'topology', now() FROM unnest($1::int[], $2::text[]) AS x(h, n)
+       JOIN aggregates a ON a.name = x.n`,
+    [pairs.map((p) => p.id), names],
+  );
+}
+
+/**
+ * Reservation pools and instance aggregates with their members, as a start makes them: a
+ * host of a reservation pool leaves the pool it was in.
+ */
+export async function insertReservationPools(
+  tx: EntityManager,
+  pools: { name: string; kind: string; zone: string | null; metadata: string }[],
+  members: { name: string; host: number; kind: string }[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO aggregates (name, kind, availability_zone, metadata, created_at)
+     SELECT *, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])`,
+    [
+      pools.map((p) => p.name),
+      pools.map((p) => p.kind),
+      pools.map((p) => p.zone),
+      pools.map((p) => p.metadata),
+    ],
+  );
+  const pooled = members.filter((m) => m.kind === 'reservation').map((m) => m.host);
+  // A host is in one pool at a time: out of the freepool into its reservation's.
+  await sql(
+    tx,
+    `DELETE FROM aggregate_hosts WHERE host_id = ANY($1::int[]) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+    [pooled],
+  );
+  await sql(
+    tx,
+    `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+     SELECT a.id, x.h, x.k, now() FROM unnest($1::text[], $2::int[], $3::text[]) AS x(n, h, k)
+       JOIN aggregates a ON a.name = x.n`,
+    [members.map((m) => m.name), members.map((m) => m.host), members.map((m) => m.kind)],
+  );
+}
+
+/** Each pooled host's name and pool, by name. */
+export async function poolsByHostName(
+  em: EntityManager,
+): Promise<{ host: string; pool: string }[]> {
+  const { rows } = await sql<{ host: string; pool: string }>(
+    em,
+    `SELECT h.hypervisor_hostname AS host, a.name AS pool
+       FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id ${hostJoin('h', 'ah.host_id')}
+      WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+  );
+  return rows;
+}
+
+export interface ReservationAggregate {
+  name: string;
+  kind: string;
+  availability_zone: string | null;
+  metadata: Record<string, string>;
+  hosts: string[];
+}
+
+/** The reservation pools and instance aggregates with their members' names. */
+export async function reservationAggregates(em: EntityManager): Promise<ReservationAggregate[]> {
+  const { rows } = await sql<ReservationAggregate>(
+    em,
+    `SELECT a.name, a.kind, a.availability_zone, a.metadata,
+            coalesce(array_agg(h.hypervisor_hostname ORDER BY h.hypervisor_hostname)
+                     FILTER (WHERE h.id IS NOT NULL), '{}') AS hosts
+       FROM aggregates a LEFT JOIN aggregate_hosts ah ON ah.aggregate_id = a.id
+       LEFT ${hostJoin('h', 'ah.host_id')}
+      WHERE a.kind IN ('reservation', 'instance') GROUP BY a.id`,
+  );
+  return rows;
 }

@@ -3,7 +3,8 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput } from '../common/errors.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
-import { sql } from '../database/sql.js';
+import { claimedOn } from './host-usage.js';
+import { lockHost } from './hosts.repository.js';
 import { withTransaction } from '../database/transaction.js';
 import { EVACUATION, type Evacuation } from './evacuation.js';
 import { FREEPOOL } from './pool-names.js';
@@ -46,7 +47,7 @@ export class PoolsService {
     }
     const result = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
-      const host = await this.pools.lockHost(tx, hostId);
+      const host = await lockHost(tx, hostId);
       const from = (await this.pools.poolOf(tx, host.id))?.name ?? null;
       if (from === target) return { host, from, moved: [] };
       if (target === FREEPOOL && from !== 'shared' && from !== 'recycle') {
@@ -77,15 +78,10 @@ export class PoolsService {
 
   /** Servers claimed into instance slots run on the host: their slots cannot move. */
   private async assertNoClaims(tx: EntityManager, hostId: number): Promise<void> {
-    const { rows } = await sql<{ reservation_id: string }>(
-      tx,
-      `SELECT DISTINCT c.reservation_id FROM claims c JOIN reservations r ON r.id = c.reservation_id
-        WHERE c.host_id = $1 AND r.status = 'active' ORDER BY 1`,
-      [hostId],
-    );
-    if (rows.length > 0) {
+    const claimed = await claimedOn(tx, hostId);
+    if (claimed.length > 0) {
       throw new Conflict(
-        `Host ${hostId} runs servers claimed by reservations [${rows.map((r) => r.reservation_id).join(', ')}]; it can join the shared pool once they are gone`,
+        `Host ${hostId} runs servers claimed by reservations [${claimed.join(', ')}]; it can join the shared pool once they are gone`,
         'HostInUse',
       );
     }

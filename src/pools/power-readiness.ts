@@ -5,6 +5,8 @@ import { ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { sql, type SqlParams } from '../database/sql.js';
+import { hostIdsOfSql } from './host-usage.js';
+import { hostJoin } from './hosts.repository.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { FreeStarts } from './free-starts.js';
 
@@ -182,10 +184,9 @@ export class PowerReadiness {
     const { rows } = await sql<{ name: string; state: string }>(
       em,
       `SELECT h.hypervisor_hostname AS name, hp.state
-         FROM host_power hp JOIN hosts h ON h.id = hp.host_id
+         FROM host_power hp ${hostJoin('h', 'hp.host_id')}
         WHERE hp.state <> 'on' AND hp.host_id IN (
-                SELECT host_id FROM host_allocations WHERE reservation_id = $1
-                UNION SELECT host_id FROM instance_allocations WHERE reservation_id = $1)
+                ${hostIdsOfSql('$1')})
         ORDER BY h.id`,
       [reservationId],
     );

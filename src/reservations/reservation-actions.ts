@@ -6,7 +6,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { sql } from '../database/sql.js';
+import { lockReservation } from '../model/lease-tables.js';
 import type { Lease } from '../model/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
@@ -92,7 +92,7 @@ export class ReservationActions {
       }
       await withTransaction(this.dataSource, async (tx) => {
         // Healing locks the reservation while it moves slots: release sees what it wrote.
-        await sql(tx, `SELECT id FROM reservations WHERE id = $1 FOR UPDATE`, [r.id]);
+        await lockReservation(tx, r.id);
         await plugin.release(tx, r);
         await tx.update(
           Reservation,

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
+import { claimResyncs, finishResync } from '../model/lease-tables.js';
 import { Lease } from '../model/lease.entity.js';
 import { Reservation } from '../model/reservation.entity.js';
 import { ReservationActions } from './reservation-actions.js';
@@ -33,15 +33,8 @@ export class ReservationSync {
   /** Claims the due resyncs; returns the work to run (one promise per reservation). */
   async claim(): Promise<Promise<void>[]> {
     const shared = this.clock.shared();
-    const { rows } = await sql<{ id: string; claimed: Date }>(
-      this.dataSource.manager,
-      `UPDATE reservations r SET resync_at = coalesce($1::timestamptz, now()) + $2 * interval '1 millisecond'
-        WHERE r.id IN (SELECT id FROM reservations
-                        WHERE resync_at <= coalesce($1::timestamptz, now()) AND status = 'active'
-                        ORDER BY resync_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-        RETURNING r.id, r.resync_at AS claimed`,
-      [shared, this.config.eventClaimTtlMs],
-    );
+    const em = this.dataSource.manager;
+    const rows = await claimResyncs(em, shared, this.config.eventClaimTtlMs, BATCH);
     return rows.map((r) => this.run(r.id, r.claimed));
   }
 
@@ -51,10 +44,7 @@ export class ReservationSync {
       const reservation = await em.findOneBy(Reservation, { id });
       const lease = reservation && (await em.findOneBy(Lease, { id: reservation.leaseId }));
       if (reservation && lease) await this.actions.refresh(lease, [reservation]);
-      await sql(em, `UPDATE reservations SET resync_at = NULL WHERE id = $1 AND resync_at = $2`, [
-        id,
-        claimed,
-      ]);
+      await finishResync(em, id, claimed);
     } catch (error) {
       // Left claimed: taken again when the claim passes.
       this.logger.warn({

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
+import { notHeldAt } from '../pools/host-usage.js';
 
 /** What a pool's hosts get: passing, or which refusal (worded by the filter). */
 export type Verdict = 'pass' | 'pooled' | 'elsewhere' | 'foreign';
@@ -132,10 +133,7 @@ export const FREE_NOW_SQL = `
     JOIN hosts h ON h.hypervisor_hostname = s.name
     JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind = 'freepool'
    WHERE h.reservable
-     AND NOT EXISTS (SELECT 1 FROM host_allocations a
-                      WHERE a.host_id = h.id AND a.during @> $2::timestamptz)
-     AND NOT EXISTS (SELECT 1 FROM instance_allocations a
-                      WHERE a.host_id = h.id AND a.during @> $2::timestamptz)
+     AND ${notHeldAt('h', '$2::timestamptz')}
      AND NOT EXISTS (SELECT 1 FROM aggregate_hosts x JOIN aggregates g ON g.id = x.aggregate_id
                       WHERE x.host_id = h.id AND g.kind IN ('reservation', 'instance'))`;
 

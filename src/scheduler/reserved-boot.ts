@@ -5,7 +5,7 @@ import { Clock } from '../common/clock.js';
 import { Conflict, InvalidInput, MissingParameter } from '../common/errors.js';
 import { isUuid } from '../common/ids.js';
 import { checkLength, findBadInput } from '../common/storable.js';
-import { sql } from '../database/sql.js';
+import { waitsForStart } from '../model/lease-tables.js';
 import { LeaseDeleter } from '../leases/lease-deleter.js';
 import { LeasesService, type CreateResult } from '../leases/leases.service.js';
 import { PoolVerdictsRepository } from './pool-verdicts.repository.js';
@@ -173,11 +173,6 @@ export class ReservedBoot {
 
   /** Whether the lease is still there and waits for a start to come. */
   private async waiting(leaseId: string): Promise<boolean> {
-    const { rows } = await sql(
-      this.dataSource.manager,
-      `SELECT 1 FROM leases WHERE id = $1 AND status = 'PENDING' AND start_at > $2`,
-      [leaseId, this.clock.now()],
-    );
-    return rows.length > 0;
+    return waitsForStart(this.dataSource.manager, leaseId, this.clock.now());
   }
 }

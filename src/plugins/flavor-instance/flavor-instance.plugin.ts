@@ -6,7 +6,7 @@ import type { JsonObject } from '../../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
-import { sql } from '../../database/sql.js';
+import { mergeParams } from '../../model/lease-tables.js';
 import type { Lease } from '../../model/lease.entity.js';
 import type { Reservation } from '../../model/reservation.entity.js';
 import type { MovedAllocation } from '../../pools/evacuation.js';
@@ -139,11 +139,7 @@ export class FlavorInstancePlugin implements ResourcePlugin {
     const owned = { server_group_id: made.serverGroupId, aggregate_id: made.aggregateId };
     reservation.params = { ...reservation.params, ...owned };
     // Written at once, so that a retried start finds the group it made.
-    await sql(
-      this.dataSource.manager,
-      `UPDATE reservations SET params = params || $2::jsonb WHERE id = $1`,
-      [reservation.id, JSON.stringify(owned)],
-    );
+    await mergeParams(this.dataSource.manager, reservation.id, JSON.stringify(owned));
   }
 
   async beforeEnd(): Promise<void> {}

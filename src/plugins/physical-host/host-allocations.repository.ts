@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { sql } from '../../database/sql.js';
+import { columns, sql } from '../../database/sql.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 import { bind, eligible } from '../../pools/allocation-sql.js';
-import { lockHosts, type Span } from '../../pools/host-usage.js';
+import { hostsWithSlots, slotOverlapping, type Span } from '../../pools/host-usage.js';
+import { hostsAs, lockHosts } from '../../pools/hosts.repository.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 
@@ -44,15 +45,9 @@ export class AllocationsRepository {
       // Slots committed after this statement's snapshot but before our lock: a slot
       // reservation holds the host row lock until it commits, so a fresh statement now
       // sees them all.
-      const { rows } = await sql<{ host_id: number }>(
-        tx,
-        `SELECT DISTINCT host_id FROM instance_allocations
-          WHERE host_id = ANY($1) AND during && tstzrange($2, $3, '[)')`,
-        [ids, during.start, during.end],
-      );
-      if (rows.length === 0 || round >= 3)
-        return ids.filter((id) => !rows.some((r) => r.host_id === id));
-      exclude = [...exclude, ...rows.map((r) => r.host_id)];
+      const slotted = await hostsWithSlots(tx, ids, during);
+      if (slotted.length === 0 || round >= 3) return ids.filter((id) => !slotted.includes(id));
+      exclude = [...exclude, ...slotted];
     }
   }
 
@@ -71,14 +66,13 @@ export class AllocationsRepository {
     const range = `tstzrange(${bind(params, during.start)}, ${bind(params, during.end)}, '[)')`;
     const own = bind(params, options.ownReservation ?? null);
     const exclude = bind(params, options.exclude ?? []);
-    const base = `FROM hosts h
+    const base = `FROM ${hostsAs('h')}
       WHERE ${eligible(q)}
         AND NOT (h.id = ANY(${exclude}::int[]))
         AND NOT EXISTS (SELECT 1 FROM host_allocations a WHERE a.host_id = h.id
                           AND a.during && ${range}
                           AND a.reservation_id IS DISTINCT FROM ${own}::uuid)
-        AND NOT EXISTS (SELECT 1 FROM instance_allocations ia WHERE ia.host_id = h.id
-                          AND ia.during && ${range})`;
+        AND NOT EXISTS (${slotOverlapping('ia', 'h.id', range)})`;
     if (q.affinity || q.antiAffinity) {
       return this.findPlaced(tx, q, base, params, count);
     }
@@ -169,7 +163,7 @@ export class AllocationsRepository {
     const range = `tstzrange(${bind(params, during.start)}, ${bind(params, during.end)}, '[)')`;
     const { rows } = await sql<{ id: number }>(
       tx,
-      `SELECT h.id FROM hosts h
+      `SELECT h.id FROM ${hostsAs('h')}
         WHERE h.id IN (SELECT host_id FROM host_allocations WHERE reservation_id = ${own}::uuid)
           AND ${eligible(q)}
           AND NOT EXISTS (SELECT 1 FROM host_allocations a WHERE a.host_id = h.id
@@ -203,4 +197,18 @@ export class AllocationsRepository {
   async release(tx: EntityManager, reservationId: string): Promise<void> {
     await sql(tx, `DELETE FROM host_allocations WHERE reservation_id = $1`, [reservationId]);
   }
+}
+
+/** The Blazar importer's allocations, ids kept; `start`/`end` include the cleaning time. */
+export async function insertHostAllocationRows(
+  tx: EntityManager,
+  rows: { id: string; reservation_id: string; host_id: number; start: string; end: string }[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO host_allocations (id, reservation_id, host_id, during)
+       SELECT x.id, x.r, x.h, tstzrange(x.lo, x.up, '[)')
+         FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::timestamptz[]) AS x(id, r, h, lo, up)`,
+    columns(rows, ['id', 'reservation_id', 'host_id', 'start', 'end']),
+  );
 }

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { MovedAllocation } from '../../pools/evacuation.js';
 import { sql } from '../../database/sql.js';
+import { hostJoin } from '../../pools/hosts.repository.js';
+import { reservationJoin } from '../../model/lease-tables.js';
 import { asHostParams, type HostParams } from './host-params.js';
 import { AllocationsRepository } from './host-allocations.repository.js';
 import { combine, type HostQuery, HostQueryBuilder } from '../../requirements/host-query.js';
@@ -40,7 +42,7 @@ export class HostMover {
       tx,
       `SELECT a.id, a.reservation_id, r.lease_id, r.status, a.host_id,
               lower(a.during) AS lower, upper(a.during) AS upper, r.params
-         FROM host_allocations a JOIN reservations r ON r.id = a.reservation_id
+         FROM host_allocations a ${reservationJoin('r', 'a.reservation_id')}
         WHERE a.host_id = ANY($1) AND upper(a.during) > $2
           AND r.status IN ('pending', 'active')
         ORDER BY lower(a.during), a.id
@@ -99,7 +101,7 @@ export class HostMover {
     const { rows } = await sql<{ label: string | null }>(
       tx,
       `SELECT DISTINCT h.capabilities ->> $3 AS label FROM host_allocations a
-         JOIN hosts h ON h.id = a.host_id
+         ${hostJoin('h', 'a.host_id')}
         WHERE a.reservation_id = $1 AND NOT (a.host_id = ANY($2)) AND upper(a.during) > $4`,
       [reservationId, leaving, level, now],
     );

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { sql, SqlParams } from '../../database/sql.js';
+import { SqlParams } from '../../database/sql.js';
+import { addSnapshotted, snapshotted } from '../../model/lease-tables.js';
 import { formatWireDate } from '../../common/dates.js';
 import { Conflict, InvalidInput } from '../../common/errors.js';
 import type { JsonObject } from '../../common/json.js';
@@ -8,7 +9,7 @@ import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import type { Lease } from '../../model/lease.entity.js';
 import type { Reservation } from '../../model/reservation.entity.js';
-import { occupied, Span } from '../../pools/host-usage.js';
+import { occupied, slotHostsSql, Span } from '../../pools/host-usage.js';
 import { AllocationsRepository } from './host-allocations.repository.js';
 import { combine, HostQuery, HostQueryBuilder } from '../../requirements/host-query.js';
 import { PoolSync } from './pool-sync.js';
@@ -113,7 +114,7 @@ export class PhysicalHostPlugin implements ResourcePlugin {
         const ids = `${p.bind(hosts)}::int[]`;
         const range = `tstzrange(${p.bind(during.start)}::timestamptz, ${p.bind(during.end)}::timestamptz, '[)')`;
         return `SELECT array_agg(DISTINCT x.host_id) FROM (
-                  SELECT host_id FROM instance_allocations WHERE host_id = ANY(${ids}) AND during && ${range}
+                  ${slotHostsSql(ids, range)}
                   UNION ALL ${this.readiness.notReadySql(p, ids, c.window.start)}) x`;
       },
       again: async (next, stale) => {
@@ -224,20 +225,11 @@ export class PhysicalHostPlugin implements ResourcePlugin {
       params.before_end === 'default' ? this.config.beforeEndAction : params.before_end;
     if (action !== 'snapshot') return;
     // Which servers were snapshotted is kept on the row, so a retry does not repeat them.
-    const { rows } = await sql<{ done: string[] | null }>(
-      this.dataSource.manager,
-      `SELECT params -> 'snapshotted' AS done FROM reservations WHERE id = $1`,
-      [reservation.id],
+    const em = this.dataSource.manager;
+    const done = (await snapshotted(em, reservation.id)) ?? [];
+    await this.pools.snapshotServers(reservation.id, done, (serverId) =>
+      addSnapshotted(em, reservation.id, serverId),
     );
-    await this.pools.snapshotServers(reservation.id, rows[0]?.done ?? [], async (serverId) => {
-      await sql(
-        this.dataSource.manager,
-        `UPDATE reservations
-            SET params = jsonb_set(params, '{snapshotted}', coalesce(params -> 'snapshotted', '[]') || to_jsonb($2::text))
-          WHERE id = $1`,
-        [reservation.id, serverId],
-      );
-    });
   }
 
   /** Removes the servers (unless recycled), moves the hosts on, deletes the pool. */

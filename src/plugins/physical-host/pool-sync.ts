@@ -6,6 +6,7 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
+import { namedHosts } from '../../pools/hosts.repository.js';
 import { withTransaction } from '../../database/transaction.js';
 import { HOST_USAGE } from '../../pools/host-usage.js';
 import { FREEPOOL, recycleZone, reservationZone } from '../../pools/pool-names.js';
@@ -110,12 +111,9 @@ export class PoolSync {
    * moves the hosts back first.
    */
   async discardComputePool(reservationId: string): Promise<void> {
-    const { rows } = await sql(
-      this.dataSource.manager,
-      `SELECT 1 FROM aggregates WHERE name = $1`,
-      [reservationId],
-    );
-    if (rows.length === 0) await this.driver.deletePool(reservationId);
+    if (!(await this.pools.exists(this.dataSource.manager, reservationId))) {
+      await this.driver.deletePool(reservationId);
+    }
   }
 
   /**
@@ -197,12 +195,7 @@ export class PoolSync {
    */
   async sweepRecycle(): Promise<number> {
     const em = this.dataSource.manager;
-    const { rows } = await sql<{ id: number; name: string; since: Date }>(
-      em,
-      `SELECT h.id, h.hypervisor_hostname AS name, ah.since
-         FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-         JOIN hosts h ON h.id = ah.host_id WHERE a.name = 'recycle'`,
-    );
+    const rows = await this.pools.recycled(em);
     let released = 0;
     const graceMs = this.config.recycleGraceMinutes * 60_000;
     for (const host of rows) {
@@ -278,11 +271,6 @@ export class PoolSync {
 
   private async named(em: EntityManager, ids: number[]): Promise<NamedHost[]> {
     if (ids.length === 0) return [];
-    const { rows } = await sql<NamedHost>(
-      em,
-      `SELECT id, hypervisor_hostname AS name FROM hosts WHERE id = ANY($1) ORDER BY id`,
-      [ids],
-    );
-    return rows;
+    return namedHosts(em, ids);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { newId } from '../../common/ids.js';
 import { sql, type SqlParams } from '../../database/sql.js';
+import { leaseJoin, reservationJoin } from '../../model/lease-tables.js';
 import type { Span } from '../../pools/host-usage.js';
 
 /** A registered address, as stored. */
@@ -276,8 +277,8 @@ export class FloatingIpsRepository {
       em,
       `SELECT a.id, a.reservation_id, a.floatingip_id, lower(a.during) AS lo, upper(a.during) AS up,
               'lease ' || l.name || ' (' || l.id || ')' AS lease
-         FROM floatingip_allocations a JOIN reservations r ON r.id = a.reservation_id
-         JOIN leases l ON l.id = r.lease_id`,
+         FROM floatingip_allocations a ${reservationJoin('r', 'a.reservation_id')}
+         ${leaseJoin('l', 'r')}`,
     );
     return rows.map(({ lo, up, ...r }) => ({
       ...r,

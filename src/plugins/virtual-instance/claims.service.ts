@@ -14,6 +14,8 @@ import { checkLength } from '../../common/storable.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
+import { hostJoin } from '../../pools/hosts.repository.js';
+import { leaseJoin, reservationsAs } from '../../model/lease-tables.js';
 import { withTransaction } from '../../database/transaction.js';
 import { MAX_SERVER_ID } from './instance-params.js';
 import { isUuid, newId } from '../../common/ids.js';
@@ -77,7 +79,7 @@ export class ClaimsService {
       await this.lockReservation(tx, caller, 'climate:claims:post', reservationId);
       const existing = await sql<{ id: string; host: string }>(
         tx,
-        `SELECT c.id, h.hypervisor_hostname AS host FROM claims c JOIN hosts h ON h.id = c.host_id
+        `SELECT c.id, h.hypervisor_hostname AS host FROM claims c ${hostJoin('h', 'c.host_id')}
           WHERE c.reservation_id = $1 AND c.server_id = $2`,
         [reservationId, serverId],
       );
@@ -154,8 +156,8 @@ export class ClaimsService {
     const found = isUuid(reservationId)
       ? await sql<{ projectId: string; userId: string; status: string; resource_type: string }>(
           tx,
-          `SELECT l.project_id AS "projectId", l.user_id AS "userId", r.status, r.resource_type FROM reservations r
-             JOIN leases l ON l.id = r.lease_id WHERE r.id = $1 FOR UPDATE OF r`,
+          `SELECT l.project_id AS "projectId", l.user_id AS "userId", r.status, r.resource_type FROM ${reservationsAs('r')}
+             ${leaseJoin('l', 'r')} WHERE r.id = $1 FOR UPDATE OF r`,
           [reservationId],
         )
       : { rows: [] };
@@ -179,7 +181,7 @@ export class ClaimsService {
       `SELECT a.host_id, h.hypervisor_hostname AS host,
               a.slots - (SELECT count(*) FROM claims c WHERE c.reservation_id = a.reservation_id
                                                      AND c.host_id = a.host_id)::int AS free
-         FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+         FROM instance_allocations a ${hostJoin('h', 'a.host_id')}
         WHERE a.reservation_id = $1
         ORDER BY free, a.host_id`,
       [reservationId],

@@ -9,7 +9,8 @@ import {
 import { sql } from '../../database/sql.js';
 import { withTransaction } from '../../database/transaction.js';
 import { reservationClass } from '../../compute/placement.client.js';
-import { PoolsRepository } from '../../pools/pools.repository.js';
+import { hostJoin } from '../../pools/hosts.repository.js';
+import { memberNamesSql, PoolsRepository } from '../../pools/pools.repository.js';
 
 export interface SlotReservation {
   id: string;
@@ -131,17 +132,13 @@ export class InstancePool {
       });
       const held = await sql<{ id: number; name: string; slots: number }>(
         tx,
-        `SELECT h.id, h.hypervisor_hostname AS name, a.slots FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+        `SELECT h.id, h.hypervisor_hostname AS name, a.slots FROM instance_allocations a ${hostJoin('h', 'a.host_id')}
           WHERE a.reservation_id = $1 ORDER BY h.id`,
         [r.id],
       );
-      const stale = await sql<{ id: number; name: string }>(
-        tx,
-        `SELECT h.id, h.hypervisor_hostname AS name FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
-          WHERE ah.aggregate_id = $1 AND NOT (h.id = ANY($2::int[]))`,
-        [aggregateId, held.rows.map((h) => h.id)],
-      );
-      return { aggregateId, hosts: held.rows, stale: stale.rows };
+      const ids = held.rows.map((h) => h.id);
+      const stale = await this.pools.membersBut(tx, aggregateId, ids);
+      return { aggregateId, hosts: held.rows, stale };
     });
     // Climate's record of the aggregate changes only after the compute service's did:
     // where they differ, the next heal knows to bring the compute service in line.
@@ -159,15 +156,13 @@ export class InstancePool {
     );
     for (const host of stale) await this.driver.removeHost(r.id, host.name);
     for (const host of hosts) await this.driver.addHost(r.id, host.name);
-    await sql(
+    await this.pools.setInstanceMembers(
       this.dataSource.manager,
-      `WITH gone AS (
-         DELETE FROM aggregate_hosts ah WHERE ah.aggregate_id = $1 AND ah.host_id = ANY($2::int[])
-            AND NOT EXISTS (SELECT 1 FROM instance_allocations a
-                             WHERE a.reservation_id = $5 AND a.host_id = ah.host_id))
-       INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
-       SELECT $1, h, 'instance', $4 FROM unnest($3::int[]) h ON CONFLICT DO NOTHING`,
-      [aggregateId, stale.map((h) => h.id), hosts.map((h) => h.id), this.clock.now(), r.id],
+      { aggregateId, reservationId: r.id },
+      { gone: stale.map((h) => h.id), added: hosts.map((h) => h.id) },
+      this.clock.now(),
+      (reservation, ah) => `SELECT 1 FROM instance_allocations a
+                             WHERE a.reservation_id = ${reservation} AND a.host_id = ${ah}.host_id`,
     );
     await this.driver.grantFlavorAccess(r.id, r.projectId);
     // Blazar shows the compute service's aggregate id where there is one.
@@ -183,10 +178,8 @@ export class InstancePool {
     if (r.serverGroupId !== null) await this.driver.deleteServerGroup(r.serverGroupId);
     const { rows } = await sql<{ name: string }>(
       this.dataSource.manager,
-      `SELECT h.hypervisor_hostname AS name FROM aggregate_hosts ah
-         JOIN aggregates a ON a.id = ah.aggregate_id JOIN hosts h ON h.id = ah.host_id
-        WHERE a.name = $1 AND a.kind = 'instance'
-       UNION SELECT h.hypervisor_hostname FROM instance_allocations ia JOIN hosts h ON h.id = ia.host_id
+      `${memberNamesSql('$1', 'instance')}
+       UNION SELECT h.hypervisor_hostname FROM instance_allocations ia ${hostJoin('h', 'ia.host_id')}
         WHERE ia.reservation_id = $2`,
       [r.id, r.id],
     );

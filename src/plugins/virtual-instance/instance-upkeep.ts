@@ -14,6 +14,14 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
+import { hostJoin, hostNamed } from '../../pools/hosts.repository.js';
+import {
+  dropParam,
+  leaseJoin,
+  lockActive,
+  reservationsAs,
+  stampParam,
+} from '../../model/lease-tables.js';
 import { withTransaction } from '../../database/transaction.js';
 import { LeaseRemover } from '../lease-remover.js';
 
@@ -117,7 +125,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
       this.dataSource.manager,
       `SELECT r.id, r.params ->> 'server_id' AS server_id, l.id AS lease_id, l.project_id,
               l.start_at <= $1 AS due, r.params ? '${SEEN}' AS seen
-         FROM reservations r JOIN leases l ON l.id = r.lease_id
+         FROM ${reservationsAs('r')} ${leaseJoin('l', 'r')}
         WHERE r.resource_type = 'virtual:instance' AND r.status = 'pending'
           AND l.status = 'PENDING' AND r.params ->> 'server_id' IS NOT NULL
           AND ($2 OR NOT r.params ? '${SEEN}')
@@ -160,22 +168,17 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
 
   /** Records (or forgets) that the reservation's server was seen SHELVED_OFFLOADED. */
   private async mark(reservationId: string, seen: boolean): Promise<void> {
-    await sql(
-      this.dataSource.manager,
-      seen
-        ? `UPDATE reservations SET params = params || jsonb_build_object('${SEEN}', now())
-            WHERE id = $1 AND status = 'pending'`
-        : `UPDATE reservations SET params = params - '${SEEN}' WHERE id = $1`,
-      [reservationId],
-    );
+    const em = this.dataSource.manager;
+    if (seen) await stampParam(em, reservationId, SEEN);
+    else await dropParam(em, reservationId, SEEN);
   }
 
   private async recordHolders(): Promise<void> {
     const { rows } = await sql<{ id: string; hosts: string[] }>(
       this.dataSource.manager,
       `SELECT r.id, array_agg(h.hypervisor_hostname) AS hosts
-         FROM reservations r JOIN instance_allocations a ON a.reservation_id = r.id
-         JOIN hosts h ON h.id = a.host_id
+         FROM ${reservationsAs('r')} JOIN instance_allocations a ON a.reservation_id = r.id
+         ${hostJoin('h', 'a.host_id')}
         WHERE r.resource_type = 'virtual:instance' AND r.status = 'active'
         GROUP BY r.id`,
     );
@@ -195,18 +198,13 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
     holders: { serverId: string; host: string }[],
   ): Promise<void> {
     await withTransaction(this.dataSource, async (tx) => {
-      const locked = await sql(
-        tx,
-        `SELECT 1 FROM reservations WHERE id = $1 AND status = 'active' FOR UPDATE`,
-        [reservationId],
-      );
-      if (locked.rows.length === 0) return;
+      if (!(await lockActive(tx, reservationId))) return;
       await sql(
         tx,
         `INSERT INTO claims (id, reservation_id, server_id, host_id, created_at)
          SELECT uuid7(), $1, u.server_id, h.id, now()
            FROM unnest($2::text[], $3::text[]) u(server_id, host)
-           JOIN hosts h ON h.hypervisor_hostname = u.host
+           ${hostNamed('h', 'u.host')}
          ON CONFLICT (reservation_id, server_id) DO UPDATE SET host_id = EXCLUDED.host_id`,
         [reservationId, holders.map((h) => h.serverId), holders.map((h) => h.host)],
       );

@@ -7,7 +7,8 @@ import { InvalidInput } from '../../common/errors.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql, SqlParams } from '../../database/sql.js';
-import { occupied } from '../../pools/host-usage.js';
+import { OCCUPANCY, occupied } from '../../pools/host-usage.js';
+import { hostJoin } from '../../pools/hosts.repository.js';
 import { combine, HostQueryBuilder, type HostQuery } from '../../requirements/host-query.js';
 import type { SlotAvailabilityBody } from './dto/slot-availability.dto.js';
 import { validateInstanceParams } from './instance-params.js';
@@ -85,9 +86,8 @@ export class SlotAvailability {
     const p = new SqlParams();
     const where = p.embed(q.where, q.params);
     const ends = `SELECT DISTINCT date_trunc('minute', upper(a.during) + interval '59.999 seconds') AS t
-         FROM (SELECT host_id, during FROM instance_allocations
-               UNION ALL SELECT host_id, during FROM host_allocations) a
-         JOIN hosts h ON h.id = a.host_id
+         FROM ${OCCUPANCY} a
+         ${hostJoin('h', 'a.host_id')}
         WHERE upper(a.during) > ${p.bind(from)} AND upper(a.during) < ${p.bind(new Date(latest))}
           AND (${where})`;
     const { rows } = await sql<{ t: Date | null }>(

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../../database/sql.js';
+import { reservationJoin } from '../../model/lease-tables.js';
 import { pickReplacement } from './pick-slots.js';
 import { asInstanceParams } from './instance-params.js';
 import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
@@ -40,7 +41,7 @@ export class SlotMover {
       tx,
       `SELECT a.reservation_id, r.lease_id, r.status, a.host_id, a.slots,
               lower(a.during) AS lower, upper(a.during) AS upper, r.params
-         FROM instance_allocations a JOIN reservations r ON r.id = a.reservation_id
+         FROM instance_allocations a ${reservationJoin('r', 'a.reservation_id')}
         WHERE a.host_id = ANY($1) AND upper(a.during) > $2
           AND r.status IN ('pending', 'active') AND r.resource_type = $3
         ORDER BY lower(a.during), a.reservation_id, a.host_id

@@ -1,5 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../../database/sql.js';
+import { instancePoolSql, membershipJoin } from '../../pools/pools.repository.js';
+import { hostJoin, namesOrEveryHost } from '../../pools/hosts.repository.js';
+import { leaseJoin, reservationsAs } from '../../model/lease-tables.js';
 import type { FilterAnswer, SchedulingRequest } from '../scheduling.js';
 
 /**
@@ -35,8 +38,8 @@ async function ownSlotHosts(em: EntityManager, serverId: string, now: Date): Pro
   const { rows } = await sql<{ name: string }>(
     em,
     `SELECT h.hypervisor_hostname AS name
-       FROM reservations r JOIN leases l ON l.id = r.lease_id
-       JOIN instance_allocations a ON a.reservation_id = r.id JOIN hosts h ON h.id = a.host_id
+       FROM ${reservationsAs('r')} ${leaseJoin('l', 'r')}
+       JOIN instance_allocations a ON a.reservation_id = r.id ${hostJoin('h', 'a.host_id')}
       WHERE r.params ->> 'server_id' = $1 AND r.status IN ('pending', 'active')
         AND l.start_at <= $2`,
     [serverId, now],
@@ -53,12 +56,11 @@ async function reservationHosts(
   const { rows } = await sql<{ name: string; member: boolean; allowed: boolean }>(
     em,
     `WITH asked AS (
-       SELECT n AS name, i FROM unnest($1::text[]) WITH ORDINALITY u(n, i) WHERE $1::text[] IS NOT NULL
-       UNION ALL SELECT hypervisor_hostname, id FROM hosts WHERE $1::text[] IS NULL),
-     pool AS (SELECT id, metadata FROM aggregates WHERE kind = 'instance' AND name = $2)
+       ${namesOrEveryHost('$1')}),
+     pool AS (${instancePoolSql('$2')})
      SELECT s.name,
-            EXISTS (SELECT 1 FROM pool p JOIN aggregate_hosts ah ON ah.aggregate_id = p.id
-                      JOIN hosts h ON h.id = ah.host_id WHERE h.hypervisor_hostname = s.name) AS member,
+            EXISTS (SELECT 1 FROM pool p ${membershipJoin('ah', 'p')}
+                      ${hostJoin('h', 'ah.host_id')} WHERE h.hypervisor_hostname = s.name) AS member,
             coalesce((SELECT metadata ->> 'blazar:owner' = $3
                              OR $3 = ANY(string_to_array(metadata ->> 'filter_tenant_id', ','))
                         FROM pool), false) AS allowed

@@ -2,9 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
-import { sql, SqlParams } from '../../database/sql.js';
+import { columns, sql, SqlParams } from '../../database/sql.js';
 import type { Placement, SlotHost } from './pick-slots.js';
-import { lockHosts, type Span } from '../../pools/host-usage.js';
+import type { Span } from '../../pools/host-usage.js';
+import { hostJoin, hostsAs, lockHosts } from '../../pools/hosts.repository.js';
+import { wholeHostOverlapping } from '../../pools/host-usage.js';
+import { aggregateNamed, memberIdsSql, notShared } from '../../pools/pools.repository.js';
+import { reservationsAs } from '../../model/lease-tables.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 
 export interface SlotSize {
@@ -88,7 +92,7 @@ export class SlotsRepository {
   ): string {
     const s = this.slotSql(p, q, during, size, options);
     const used = `SELECT h.id, true AS used, f.free, 0 AS g, f.free AS k, h.placement_cost AS cost
-        FROM hosts h CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
+        FROM ${hostsAs('h')} CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
              CROSS JOIN LATERAL (SELECT ${s.free('pk')} AS free) f
        WHERE h.id IN (SELECT a.host_id FROM instance_allocations a
                        WHERE a.during && ${s.w} AND a.reservation_id IS DISTINCT FROM ${s.own}::uuid)
@@ -102,7 +106,7 @@ export class SlotsRepository {
     const others = `SELECT 1 FROM instance_allocations o WHERE o.host_id = h.id AND o.during && ${s.w}
                       AND o.reservation_id IS DISTINCT FROM ${s.own}::uuid`;
     const free = s.free(null);
-    const fresh = `FROM hosts h WHERE NOT EXISTS (${others}) AND ${s.eligible} AND ${free} >= ${minFree}::int`;
+    const fresh = `FROM ${hostsAs('h')} WHERE NOT EXISTS (${others}) AND ${s.eligible} AND ${free} >= ${minFree}::int`;
     // The preferred hosts (what an update already holds) apart, so that the rest can walk
     // the primary key and stop after `limit` rows.
     return `(${used})
@@ -131,8 +135,8 @@ export class SlotsRepository {
     const own = p.bind(options.ownReservation ?? null);
     const conditions = [
       'h.reservable',
-      `NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = h.id AND sp.kind = 'shared')`,
-      `NOT EXISTS (SELECT 1 FROM host_allocations x WHERE x.host_id = h.id AND x.during && ${w})`,
+      notShared('h'),
+      `NOT EXISTS (${wholeHostOverlapping('x', 'h.id', w)})`,
       `(${where})`,
     ];
     if (options.onlyHosts !== undefined) {
@@ -184,7 +188,7 @@ export class SlotsRepository {
       tx,
       `WITH c AS (${hosts}),
             placed AS (SELECT id, take FROM (${placed}) y WHERE take > 0)
-       SELECT h.id, pl.take FROM hosts h JOIN placed pl ON pl.id = h.id
+       SELECT h.id, pl.take FROM ${hostsAs('h')} JOIN placed pl ON pl.id = h.id
         WHERE (SELECT sum(take) FROM placed) = ${n}
         ORDER BY h.id FOR UPDATE OF h`,
       p.values,
@@ -212,7 +216,7 @@ export class SlotsRepository {
     return `SELECT array_agg(x.host)
         FROM (SELECT * FROM unnest(${ids}::int[], ${takes}::int[]) LIMIT ${placement.size}) AS x(host, take)
        WHERE NOT EXISTS (
-               SELECT 1 FROM hosts h CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
+               SELECT 1 FROM ${hostsAs('h')} CROSS JOIN LATERAL (${peakSql('h.id', s.w, s.own)}) pk
                 WHERE h.id = x.host AND ${s.eligible} AND ${s.free('pk')} >= x.take)`;
   }
 
@@ -268,7 +272,7 @@ export class SlotsRepository {
   async hostNames(em: EntityManager, reservationId: string): Promise<string[]> {
     const { rows } = await sql<{ name: string }>(
       em,
-      `SELECT h.hypervisor_hostname AS name FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+      `SELECT h.hypervisor_hostname AS name FROM instance_allocations a ${hostJoin('h', 'a.host_id')}
         WHERE a.reservation_id = $1 ORDER BY h.id`,
       [reservationId],
     );
@@ -336,15 +340,40 @@ export class SlotsRepository {
   async outOfLine(em: EntityManager, resourceType = 'virtual:instance'): Promise<string[]> {
     const { rows } = await sql<{ id: string }>(
       em,
-      `SELECT r.id FROM reservations r JOIN aggregates ag ON ag.name = r.id::text
+      `SELECT r.id FROM ${reservationsAs('r')} ${aggregateNamed('ag', 'r.id::text')}
         WHERE r.status = 'active' AND r.resource_type = $1
-          AND EXISTS ((SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id
+          AND EXISTS ((${memberIdsSql('ag')}
                        EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
                       UNION ALL
                       (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
-                       EXCEPT SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ag.id))`,
+                       EXCEPT ${memberIdsSql('ag')}))`,
       [resourceType],
     );
     return rows.map((r) => r.id);
   }
+}
+
+const SLOT_ROW = [
+  'id',
+  'reservation_id',
+  'host_id',
+  'slots',
+  'vcpus',
+  'memory_mb',
+  'disk_gb',
+] as const;
+
+/** The Blazar importer's slots, one row per host, ids kept. */
+export async function insertSlotRows(
+  tx: EntityManager,
+  rows: Record<(typeof SLOT_ROW)[number] | 'start' | 'end', unknown>[],
+): Promise<void> {
+  await sql(
+    tx,
+    `INSERT INTO instance_allocations (id, reservation_id, host_id, slots, vcpus, memory_mb, disk_gb, during)
+       SELECT x.id, x.r, x.h, x.s, x.c, x.m, x.g, tstzrange(x.lo, x.up, '[)')
+         FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[],
+                     $8::timestamptz[], $9::timestamptz[]) AS x(id, r, h, s, c, m, g, lo, up)`,
+    columns(rows, [...SLOT_ROW, 'start', 'end']),
+  );
 }

@@ -5,6 +5,8 @@ import type { JsonObject } from '../../common/json.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
+import { hostJoin } from '../../pools/hosts.repository.js';
+import { mergeParams } from '../../model/lease-tables.js';
 import type { Lease } from '../../model/lease.entity.js';
 import { Reservation } from '../../model/reservation.entity.js';
 import { combine, HostQueryBuilder } from '../../requirements/host-query.js';
@@ -274,11 +276,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     // Written straight away, so a retried start finds the group it made; only the keys
     // the start owns, merged into the row as it is now: `params` as read before the
     // compute service was called may be stale (an update of `amount` meanwhile).
-    await sql(
-      this.dataSource.manager,
-      `UPDATE reservations SET params = params || $2::jsonb WHERE id = $1`,
-      [reservation.id, JSON.stringify(owned)],
-    );
+    await mergeParams(this.dataSource.manager, reservation.id, JSON.stringify(owned));
   }
 
   async beforeEnd(): Promise<void> {}
@@ -320,7 +318,7 @@ export class VirtualInstancePlugin implements ResourcePlugin {
     }>(
       em,
       `SELECT c.reservation_id, c.id, c.server_id, h.hypervisor_hostname AS host
-         FROM claims c JOIN hosts h ON h.id = c.host_id
+         FROM claims c ${hostJoin('h', 'c.host_id')}
         WHERE c.reservation_id = ANY($1::uuid[]) ORDER BY c.created_at, c.id`,
       [ids],
     );
