@@ -45,7 +45,7 @@ export class HostsService {
   async list(): Promise<HostResponse[]> {
     const em = this.dataSource.manager;
     const hosts = await em.find(Host, { order: { id: 'ASC' } });
-    const pools = await this.poolNames(em);
+    const pools = await this.pools.poolNames(em);
     return hosts.map((h) => toHostWire(h, pools.get(h.id) ?? null));
   }
 
@@ -262,9 +262,5 @@ export class HostsService {
         v,
       ]),
     );
-  }
-
-  private async poolNames(em: EntityManager): Promise<Map<number, string>> {
-    return this.pools.poolNames(em);
   }
 }
