@@ -115,12 +115,7 @@ async function profile(
     `SELECT count(*) AS n FROM events WHERE claimed_by = $1 OR (id = ANY($2) AND status <> 'DONE')`,
     [OWNER, counted.map((e) => e.id)],
   );
-  if (Number(n) > 0) {
-    console.log(
-      await ds.query(`SELECT status, last_error, claimed_by, count(*) FROM events GROUP BY 1,2,3`),
-    );
-    throw new Error(`${kind}: ${n} events not DONE`);
-  }
+  if (Number(n) > 0) throw new Error(`${kind}: ${n} events not DONE`);
   const per = counted.length;
   return {
     kind,
