@@ -70,7 +70,10 @@ export class PhaseMeter {
   /** One look at what the managers' backends wait on. */
   async sample(db: Client): Promise<void> {
     const { rows } = await db.query<{ wait: string; n: string }>(
-      `SELECT wait_event_type || ':' || wait_event AS wait, count(*) AS n FROM pg_stat_activity
+      `SELECT wait_event_type || ':' || wait_event
+              -- a lock wait names its statement: which rows the managers queue on
+              || CASE WHEN wait_event_type = 'Lock' THEN ' (' || left(query, 40) || ')' ELSE '' END
+              AS wait, count(*) AS n FROM pg_stat_activity
         WHERE datname = current_database() AND backend_type = 'client backend'
           AND pid <> pg_backend_pid() AND state <> 'idle' AND wait_event IS NOT NULL
         GROUP BY 1`,
