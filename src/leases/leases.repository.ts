@@ -5,7 +5,18 @@ import { Reservation } from '../model/reservation.entity.js';
 import { Lease } from '../model/lease.entity.js';
 import type { LeaseParts } from './lease.mapper.js';
 import { isUuid } from '../common/ids.js';
-import type { SqlParams } from '../database/sql.js';
+import { sql, SqlParams, type SqlOptions } from '../database/sql.js';
+import type { LeaseStatus } from '../model/lease-status.js';
+import {
+  toEvent,
+  toLease,
+  toReservation,
+  type EventRow,
+  LEASE_COLUMNS,
+  type LeaseRow,
+  RESERVATION_COLUMNS,
+  type ReservationRow,
+} from './lease-rows.js';
 
 export interface LeaseFilter {
   projectId?: string;
@@ -68,12 +79,53 @@ export function newLeaseSql(p: SqlParams, parts: LeaseParts, go: string): string
   ];
 }
 
+/** Sets a lease's status: a statement (or CTE body) whose values `p` binds. */
+export function setStatusSql(p: SqlParams, id: string, status: LeaseStatus, now: Date): string {
+  const [s, t, i] = [p.bind(status), p.bind(now), p.bind(id)];
+  return `UPDATE leases SET status = ${s}, updated_at = ${t}::timestamptz WHERE id = ${i}::uuid`;
+}
+
 @Injectable()
 export class LeasesRepository {
-  /** Takes the lease's row lock for the rest of the transaction. */
+  /**
+   * Takes the lease's row lock for the rest of the transaction. A prepared statement: in
+   * a framed transaction (withFramedTransaction) BEGIN goes with it.
+   */
   async lock(tx: EntityManager, id: string): Promise<Lease | null> {
     if (!isUuid(id)) return null;
-    return tx.findOne(Lease, { where: { id }, lock: { mode: 'pessimistic_write' } });
+    const { rows } = await sql<LeaseRow>(
+      tx,
+      `SELECT ${LEASE_COLUMNS} FROM leases WHERE id = $1 FOR UPDATE`,
+      [id],
+      {
+        prepare: true,
+      },
+    );
+    return rows.length === 0 ? null : toLease(rows[0]);
+  }
+
+  /**
+   * Sets the lease's status (the caller holds its lock) and returns its reservations, in
+   * one prepared statement.
+   */
+  async enterStatus(
+    tx: EntityManager,
+    id: string,
+    status: LeaseStatus,
+    now: Date,
+    options: SqlOptions = {},
+  ): Promise<Reservation[]> {
+    const p = new SqlParams();
+    const set = setStatusSql(p, id, status, now);
+    const { rows } = await sql<ReservationRow>(
+      tx,
+      `WITH s AS (${set})
+       SELECT ${RESERVATION_COLUMNS} FROM reservations
+        WHERE lease_id = ${p.bind(id)}::uuid ORDER BY created_at, id`,
+      p.values,
+      { ...options, prepare: true },
+    );
+    return rows.map(toReservation);
   }
 
   async find(em: EntityManager, id: string): Promise<Lease | null> {
@@ -106,9 +158,36 @@ export class LeasesRepository {
     return [...byLease.values()];
   }
 
+  /** One lease's reservations, in creation order (a prepared statement). */
+  async reservationsOf(
+    em: EntityManager,
+    leaseId: string,
+    options: SqlOptions = {},
+  ): Promise<Reservation[]> {
+    const { rows } = await sql<ReservationRow>(
+      em,
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE lease_id = $1 ORDER BY created_at, id`,
+      [leaseId],
+      { ...options, prepare: true },
+    );
+    return rows.map(toReservation);
+  }
+
+  /** One lease's reservations and events, in one prepared statement. */
   async parts(em: EntityManager, lease: Lease): Promise<LeaseParts> {
-    const [parts] = await this.withParts(em, [lease]);
-    return parts;
+    const { rows } = await sql<{ reservations: ReservationRow[]; events: EventRow[] }>(
+      em,
+      `SELECT (SELECT coalesce(json_agg(r ORDER BY r.created_at, r.id), '[]')
+                 FROM reservations r WHERE r.lease_id = $1) AS reservations,
+              (SELECT coalesce(json_agg(e), '[]') FROM events e WHERE e.lease_id = $1) AS events`,
+      [lease.id],
+      { prepare: true },
+    );
+    return {
+      lease,
+      reservations: rows[0].reservations.map(toReservation),
+      events: rows[0].events.map(toEvent),
+    };
   }
 
   /** One page of leases, keyset-paged after `marker` in (sort key, id) order. */

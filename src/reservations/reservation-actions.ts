@@ -4,7 +4,7 @@ import { Clock } from '../common/clock.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { withTransaction } from '../database/transaction.js';
+import { withFramedTransaction } from '../database/framed-transaction.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
 import { sql } from '../database/sql.js';
 import type { Lease } from '../model/lease.entity.js';
@@ -47,10 +47,11 @@ export class ReservationActions {
       await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
       // Only from pending: a start that stalled past its claim must not revive a
       // reservation that another manager has ended meanwhile.
-      await this.dataSource.manager.update(
-        Reservation,
-        { id: r.id, status: 'pending' },
-        { status: 'active', updatedAt: this.clock.now() },
+      await sql(
+        this.dataSource.manager,
+        `UPDATE reservations SET status = 'active', updated_at = $2 WHERE id = $1 AND status = 'pending'`,
+        [r.id, this.clock.now()],
+        { prepare: true },
       );
     }
   }
@@ -90,15 +91,16 @@ export class ReservationActions {
         // Never started: only what its create made in the compute service goes.
         await this.act(r, 'discard', (p) => p.discard!(r, lease));
       }
-      await withTransaction(this.dataSource, async (tx) => {
-        // Healing locks the reservation while it moves slots: release sees what it wrote.
-        await sql(tx, `SELECT id FROM reservations WHERE id = $1 FOR UPDATE`, [r.id]);
-        await plugin.release(tx, r);
-        await tx.update(
-          Reservation,
-          { id: r.id },
-          { status: 'deleted', updatedAt: this.clock.now() },
+      await withFramedTransaction(this.dataSource, async (tx) => {
+        // Healing locks the reservation while it moves slots: the update takes that lock
+        // first (BEGIN goes with it), so release sees what healing wrote.
+        await sql(
+          tx,
+          `UPDATE reservations SET status = 'deleted', updated_at = $2 WHERE id = $1`,
+          [r.id, this.clock.now()],
+          { prepare: true },
         );
+        await plugin.release(tx, r);
       });
     }
     await this.trusts.release(lease.id, lease.trustId);

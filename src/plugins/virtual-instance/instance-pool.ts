@@ -7,7 +7,7 @@ import {
   type FlavorSpec,
 } from '../../compute/compute-driver.js';
 import { sql } from '../../database/sql.js';
-import { withTransaction } from '../../database/transaction.js';
+import { withFramedTransaction } from '../../database/framed-transaction.js';
 import { reservationClass } from '../../compute/placement.client.js';
 import { PoolsRepository } from '../../pools/pools.repository.js';
 
@@ -125,24 +125,34 @@ export class InstancePool {
     const serverGroupId = await this.group(r);
     const metadata = this.metadata(r, serverGroupId);
     await this.driver.ensureFlavor(this.flavor(r, serverGroupId));
-    const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {
-      const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
-        metadata,
-      });
-      const held = await sql<{ id: number; name: string; slots: number }>(
-        tx,
-        `SELECT h.id, h.hypervisor_hostname AS name, a.slots FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
-          WHERE a.reservation_id = $1 ORDER BY h.id`,
-        [r.id],
-      );
-      const stale = await sql<{ id: number; name: string }>(
-        tx,
-        `SELECT h.id, h.hypervisor_hostname AS name FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
-          WHERE ah.aggregate_id = $1 AND NOT (h.id = ANY($2::int[]))`,
-        [aggregateId, held.rows.map((h) => h.id)],
-      );
-      return { aggregateId, hosts: held.rows, stale: stale.rows };
-    });
+    // Two round trips: BEGIN goes with the aggregate's row, COMMIT with the read.
+    const { aggregateId, hosts, stale } = await withFramedTransaction(
+      this.dataSource,
+      async (tx) => {
+        const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
+          metadata,
+        });
+        // The hosts of its slots, and (slots null) those in its aggregate without slots.
+        const { rows } = await sql<{ id: number; name: string; slots: number | null }>(
+          tx,
+          `SELECT h.id, h.hypervisor_hostname AS name, a.slots
+             FROM instance_allocations a JOIN hosts h ON h.id = a.host_id
+            WHERE a.reservation_id = $1
+           UNION ALL
+           SELECT h.id, h.hypervisor_hostname, NULL FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
+            WHERE ah.aggregate_id = $2 AND NOT EXISTS (
+                    SELECT 1 FROM instance_allocations a WHERE a.reservation_id = $1 AND a.host_id = h.id)
+            ORDER BY 1`,
+          [r.id, aggregateId],
+          { prepare: true, commit: true },
+        );
+        return {
+          aggregateId,
+          hosts: rows.flatMap((h) => (h.slots === null ? [] : [{ ...h, slots: h.slots }])),
+          stale: rows.filter((h) => h.slots === null),
+        };
+      },
+    );
     // Climate's record of the aggregate changes only after the compute service's did:
     // where they differ, the next heal knows to bring the compute service in line.
     const computeId = await this.driver.ensurePool({
@@ -168,6 +178,7 @@ export class InstancePool {
        INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
        SELECT $1, h, 'instance', $4 FROM unnest($3::int[]) h ON CONFLICT DO NOTHING`,
       [aggregateId, stale.map((h) => h.id), hosts.map((h) => h.id), this.clock.now(), r.id],
+      { prepare: true },
     );
     await this.driver.grantFlavorAccess(r.id, r.projectId);
     // Blazar shows the compute service's aggregate id where there is one.
@@ -194,7 +205,7 @@ export class InstancePool {
       r.id,
       rows.map((h) => h.name),
     );
-    await withTransaction(this.dataSource, (tx) => this.pools.deleteAggregate(tx, r.id));
+    await this.pools.deleteAggregate(this.dataSource.manager, r.id);
     await this.driver.deletePool(r.id);
   }
 }
