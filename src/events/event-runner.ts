@@ -6,6 +6,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { withFramedTransaction } from '../database/framed-transaction.js';
+import type { SqlParams } from '../database/sql.js';
 import { Lease } from '../model/lease.entity.js';
 import { canTransition, deriveStableStatus, LeaseStatus } from '../model/lease-status.js';
 import { LeasesRepository, setStatusSql } from '../leases/leases.repository.js';
@@ -70,8 +71,8 @@ export class EventRunner {
       const begun = await this.begin(event);
       if (begun === null) return this.complete(event, owner);
       previous = begun.previous;
-      await this.act(event.eventType, begun.lease, begun.reservations);
-      await this.complete(event, owner);
+      const started = await this.act(event.eventType, begun.lease, begun.reservations);
+      await this.complete(event, owner, started);
     } catch (error) {
       if (error instanceof ClaimLost) {
         this.logger.warn({
@@ -137,24 +138,30 @@ export class EventRunner {
     });
   }
 
-  private async act(type: EventType, lease: Lease, reservations: Reservation[]): Promise<void> {
-    if (type === 'start_lease') await this.actions.start(lease, reservations);
-    else if (type === 'end_lease') await this.actions.end(lease, reservations);
+  /** Runs the event's actions; returns the reservations a start started, to record. */
+  private async act(type: EventType, lease: Lease, reservations: Reservation[]): Promise<string[]> {
+    if (type === 'start_lease') return this.actions.start(lease, reservations);
+    if (type === 'end_lease') await this.actions.end(lease, reservations);
     else await this.actions.beforeEnd(lease, reservations);
+    return [];
   }
 
   /**
-   * Marks the event DONE and settles the lease in the status its parts now derive, with
-   * its notification: BEGIN goes with the lock, COMMIT with the notification.
+   * Marks the event DONE (and the reservations it started active) and settles the lease
+   * in the status its parts now derive, with its notification: BEGIN goes with the lock,
+   * COMMIT with the notification.
    */
-  private async complete(event: LeaseEvent, owner: string): Promise<void> {
+  private async complete(event: LeaseEvent, owner: string, started: string[] = []): Promise<void> {
     let doneAt = this.clock.now();
     await withFramedTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       doneAt = now;
       const lease = await this.leases.lock(tx, event.leaseId);
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
-      await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
+      // The started reservations are recorded active by the same statement.
+      const activate =
+        started.length > 0 ? (p: SqlParams) => this.actions.activateSql(p, started) : undefined;
+      await this.events.finish(tx, event, owner, { status: 'DONE' }, now, activate);
       const notification = `lease.event.${event.eventType}` as const;
       const parts = await this.leases.parts(tx, lease);
       if (event.eventType === 'before_end_lease') {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
+import { sql, SqlParams } from '../database/sql.js';
 import { withFramedTransaction } from '../database/framed-transaction.js';
 import type { LeaseEvent } from '../model/lease-event.entity.js';
 import { EVENT_COLUMNS, toEvent, type EventRow } from '../leases/lease-rows.js';
@@ -106,22 +106,27 @@ export class EventsRepository {
       uncounted?: boolean;
     },
     now: Date,
+    /** A statement (its values bound by `p`) run as part of this one. */
+    also?: (p: SqlParams) => string,
   ): Promise<void> {
+    const p = new SqlParams();
+    const [id, by, status, error, retry, at, uncounted] = [
+      event.id,
+      owner,
+      outcome.status,
+      outcome.error ?? null,
+      outcome.retryAt ?? null,
+      now,
+      outcome.uncounted === true,
+    ].map((v) => p.bind(v));
+    const before = also === undefined ? '' : `WITH w AS (${also(p)}) `;
     const result = await sql(
       tx,
-      `UPDATE events SET status = $3, last_error = $4, retry_at = $5,
-              claimed_by = NULL, claim_expires_at = NULL, updated_at = $6,
-              attempts = attempts - CASE WHEN $7 THEN 1 ELSE 0 END
-        WHERE id = $1 AND claimed_by = $2 AND status = 'IN_PROGRESS'`,
-      [
-        event.id,
-        owner,
-        outcome.status,
-        outcome.error ?? null,
-        outcome.retryAt ?? null,
-        now,
-        outcome.uncounted === true,
-      ],
+      `${before}UPDATE events SET status = ${status}, last_error = ${error}, retry_at = ${retry}::timestamptz,
+              claimed_by = NULL, claim_expires_at = NULL, updated_at = ${at}::timestamptz,
+              attempts = attempts - CASE WHEN ${uncounted}::boolean THEN 1 ELSE 0 END
+        WHERE id = ${id}::uuid AND claimed_by = ${by} AND status = 'IN_PROGRESS'`,
+      p.values,
       { prepare: true },
     );
     if (result.affected !== 1) throw new ClaimLost(`event ${event.id} was taken over`);

@@ -6,7 +6,7 @@ import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withFramedTransaction } from '../database/framed-transaction.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { sql } from '../database/sql.js';
+import { sql, SqlParams } from '../database/sql.js';
 import type { Lease } from '../model/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
@@ -40,20 +40,39 @@ export class ReservationActions {
     return callPlugin(plugin, action, () => fn(plugin), this.config.pluginTimeoutMs);
   }
 
-  async start(lease: Lease, reservations: Reservation[]): Promise<void> {
-    for (const r of reservations.filter((r) => r.status === 'pending')) {
-      // Never on a host that is off or still booting: the start waits for it.
-      await this.readiness.assertOn(this.dataSource.manager, r.id);
-      await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
-      // Only from pending: a start that stalled past its claim must not revive a
-      // reservation that another manager has ended meanwhile.
-      await sql(
-        this.dataSource.manager,
-        `UPDATE reservations SET status = 'active', updated_at = $2 WHERE id = $1 AND status = 'pending'`,
-        [r.id, this.clock.now()],
-        { prepare: true },
-      );
+  /**
+   * Starts the pending reservations. Returns those it started, for the caller to record
+   * active with the event's completion (activateSql), one commit fewer; when one fails,
+   * those started before it are recorded here first. A crash before the record repeats
+   * their on_start, which is idempotent.
+   */
+  async start(lease: Lease, reservations: Reservation[]): Promise<string[]> {
+    const started: string[] = [];
+    try {
+      for (const r of reservations.filter((r) => r.status === 'pending')) {
+        // Never on a host that is off or still booting: the start waits for it.
+        await this.readiness.assertOn(this.dataSource.manager, r.id);
+        await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
+        started.push(r.id);
+      }
+    } catch (error) {
+      if (started.length > 0) {
+        const p = new SqlParams();
+        await sql(this.dataSource.manager, this.activateSql(p, started), p.values);
+      }
+      throw error;
     }
+    return started;
+  }
+
+  /**
+   * Records started reservations active: a statement (or CTE body) whose values `p` binds.
+   * Only from pending: a start that stalled past its claim must not revive a reservation
+   * that another manager has ended meanwhile.
+   */
+  activateSql(p: SqlParams, ids: string[]): string {
+    return `UPDATE reservations SET status = 'active', updated_at = ${p.bind(this.clock.now())}::timestamptz
+             WHERE id = ANY(${p.bind(ids)}::uuid[]) AND status = 'pending'`;
   }
 
   /**
