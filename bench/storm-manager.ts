@@ -7,6 +7,8 @@ import 'reflect-metadata';
 import { buildApp } from '../src/app.js';
 import { Clock } from '../src/common/clock.js';
 import { loadConfig } from '../src/config/config.js';
+import { statements } from './stats.js';
+import type { ManagerStats } from './storm-meter.js';
 
 export interface StormOrder {
   url: string;
@@ -32,8 +34,18 @@ class StormClock extends Clock {
 if (process.send) {
   const clock = new StormClock();
   let started = false;
-  process.on('message', (order: StormOrder | 'stop') => {
+  statements.install();
+  process.on('message', (order: StormOrder | 'stop' | 'stats') => {
     if (order === 'stop') process.exit(0);
+    if (order === 'stats') {
+      const cpu = process.cpuUsage();
+      const stats: ManagerStats = {
+        statements: statements.count,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+      };
+      process.send?.(stats);
+      return;
+    }
     clock.set(order);
     if (started) return;
     started = true;

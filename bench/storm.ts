@@ -18,6 +18,7 @@ import { withAdmin } from './scenario.js';
 import { seed } from './seed.js';
 import { percentile } from './stats.js';
 import type { StormOrder } from './storm-manager.js';
+import { PhaseMeter, type PhaseCost } from './storm-meter.js';
 
 export interface StormFigure {
   managers: number;
@@ -28,6 +29,7 @@ export interface StormFigure {
   p50: number;
   p99: number;
   max: number;
+  cost: PhaseCost;
 }
 
 export interface StormOptions {
@@ -40,11 +42,11 @@ export interface StormOptions {
 
 const HOUR = 3600_000;
 const T0 = new Date('2035-01-01T00:00:00Z');
-const STORM = new Date(T0.getTime() + HOUR);
-const LENGTH = 3 * HOUR;
+export const STORM = new Date(T0.getTime() + HOUR);
+export const LENGTH = 3 * HOUR;
 const DEADLINE_MS = 600_000;
 
-function dbUrl(server: string, name: string): string {
+export function dbUrl(server: string, name: string): string {
   const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
@@ -72,7 +74,10 @@ export async function runStorm(o: StormOptions): Promise<StormFigure[]> {
 }
 
 /** Hosts for every host lease and room for every slot, then the leases, made over HTTP. */
-async function prepare(o: StormOptions, url: string): Promise<void> {
+export async function prepare(
+  o: Pick<StormOptions, 'hostLeases' | 'instanceLeases'>,
+  url: string,
+): Promise<void> {
   const config = {
     ...loadConfig({
       DATABASE_URL: url,
@@ -200,6 +205,7 @@ async function phase(
   type: string,
   at: Date,
 ): Promise<Omit<StormFigure, 'managers' | 'phase'>> {
+  const meter = await PhaseMeter.start(db, children);
   const real = Date.now();
   for (const child of children) child.send({ url, at: at.toISOString(), real });
   const deadline = real + DEADLINE_MS;
@@ -211,8 +217,10 @@ async function phase(
       [type],
     );
     open = Number(r.rows[0].n);
+    await meter.sample(db);
   }
   const seconds = (Date.now() - real) / 1000;
+  const cost = await meter.stop(db, children);
   const rows = await db.query<{ lag: number; status: string }>(
     `SELECT extract(epoch FROM updated_at - time)::float8 AS lag, status FROM events
       WHERE event_type = $1`,
@@ -229,19 +237,32 @@ async function phase(
     p50: percentile(lags, 50),
     p99: percentile(lags, 99),
     max: lags[lags.length - 1] ?? NaN,
+    cost,
   };
 }
 
 export function formatStorm(figures: StormFigure[]): string {
   const lines = [
-    '| managers | phase | leases | failed | all done s | lag p50 s | lag p99 s | lag max s |',
+    '| managers | phase | leases | failed | all done s | lag p50 / p99 / max s | ' +
+      'statements / event | Node CPU ms / event | PostgreSQL CPU ms / event | ' +
+      'backends waiting on a lock (mean of samples) | load |',
+    '|--:|---|--:|--:|--:|---|--:|--:|--:|--:|--:|',
   ];
-  lines.push('|---|---|---|---|---|---|---|---|');
+  const waits: string[] = [];
   for (const f of figures) {
+    const { cost } = f;
+    const per = (x: number) => (x / f.leases).toFixed(1);
+    const mean = (keys: string[]) =>
+      (keys.reduce((a, k) => a + cost.waits[k], 0) / Math.max(1, cost.samples)).toFixed(2);
+    const keys = Object.keys(cost.waits).sort((a, b) => cost.waits[b] - cost.waits[a]);
     lines.push(
       `| ${f.managers} | ${f.phase} | ${f.leases} | ${f.failed} | ${f.seconds.toFixed(1)} | ` +
-        `${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.max.toFixed(1)} |`,
+        `${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} | ` +
+        `${per(cost.statements)} | ${per(cost.nodeMs)} | ${per(cost.postgresMs)} | ` +
+        `${mean(keys.filter((k) => k.startsWith('Lock:')))} | ${cost.load.toFixed(1)} |`,
     );
+    const top = keys.slice(0, 6).map((k) => `${k} ${mean([k])}`);
+    waits.push(`  ${f.managers} manager(s), ${f.phase}: ${top.join(', ') || 'none'}`);
   }
-  return lines.join('\n');
+  return [...lines, '', 'backends waiting, mean per sample, by wait event:', ...waits].join('\n');
 }

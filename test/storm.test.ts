@@ -58,6 +58,36 @@ describe('start storms', () => {
     }
   });
 
+  it('should not make a pool change wait at its commit for another committing pool change', async () => {
+    const a = await connect(db.url);
+    const b = await connect(db.url);
+    try {
+      const version = async () =>
+        Number((await a.query(`SELECT version FROM pool_state`)).rows[0].version);
+      const before = await version();
+      await a.query('BEGIN');
+      await a.query(`UPDATE hosts SET updated_at = now()`);
+      // The bump a's commit makes, made now: a holds it as a commit does until its end.
+      await a.query('SET CONSTRAINTS ALL IMMEDIATE');
+      // With one version row, b's commit queued behind a's.
+      await b.query(`SET lock_timeout = '3s'`);
+      await b.query('BEGIN');
+      await b.query(
+        `INSERT INTO aggregates (name, kind, created_at) VALUES ('storm-c', 'topology', now())`,
+      );
+      await b.query('COMMIT');
+      expect(Number((await b.query(`SELECT version FROM pool_state`)).rows[0].version)).toBe(
+        before + 1,
+      );
+      await a.query('COMMIT');
+      expect(await version()).toBe(before + 2);
+    } finally {
+      await a.query('ROLLBACK').catch(() => undefined);
+      await a.end();
+      await b.end();
+    }
+  });
+
   it('should answer every create with a lease when 40 creates race for 40 free hosts', async () => {
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>

@@ -5,9 +5,12 @@ import { isResourceBusy, ResourceBusy } from '../common/errors.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
+import { withFramedTransaction } from '../database/framed-transaction.js';
+import type { SqlParams } from '../database/sql.js';
 import { Lease } from '../model/lease.entity.js';
 import { canTransition, deriveStableStatus, LeaseStatus } from '../model/lease-status.js';
 import { LeasesRepository } from '../leases/leases.repository.js';
+import { setStatusSql } from '../model/lease-tables-status.js';
 import { PluginTimeout } from '../plugins/plugin-registry.js';
 import { Reservation } from '../model/reservation.entity.js';
 import { ReservationActions } from '../reservations/reservation-actions.js';
@@ -69,8 +72,8 @@ export class EventRunner {
       const begun = await this.begin(event);
       if (begun === null) return this.complete(event, owner);
       previous = begun.previous;
-      await this.act(event.eventType, begun.lease, begun.reservations);
-      await this.complete(event, owner);
+      const started = await this.act(event.eventType, begun.lease, begun.reservations);
+      await this.complete(event, owner, started);
     } catch (error) {
       if (error instanceof ClaimLost) {
         this.logger.warn({
@@ -99,11 +102,14 @@ export class EventRunner {
     await timeout.settled;
   }
 
-  /** Checks and sets the lease's transitional status; null when there is nothing to do. */
+  /**
+   * Checks and sets the lease's transitional status; null when there is nothing to do.
+   * Two round trips: BEGIN goes with the lock, COMMIT with the status and the read.
+   */
   private async begin(
     event: LeaseEvent,
   ): Promise<{ lease: Lease; reservations: Reservation[]; previous: LeaseStatus } | null> {
-    return withTransaction(this.dataSource, async (tx) => {
+    return withFramedTransaction(this.dataSource, async (tx) => {
       const lease = await this.leases.lock(tx, event.leaseId);
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
       const step = STEPS[event.eventType];
@@ -117,50 +123,64 @@ export class EventRunner {
         throw new NotReady(reason);
       }
       const previous = lease.status;
-      if (step.during !== null && lease.status !== step.during) {
-        lease.status = step.during;
-        await tx.update(
-          Lease,
-          { id: lease.id },
-          { status: lease.status, updatedAt: this.clock.now() },
-        );
+      const during = step.during !== null && lease.status !== step.during ? step.during : null;
+      const commit = { commit: true };
+      if (during === null) {
+        return {
+          lease,
+          reservations: await this.leases.reservationsOf(tx, lease.id, commit),
+          previous,
+        };
       }
-      const { reservations } = await this.leases.parts(tx, lease);
+      lease.status = during;
+      const now = this.clock.now();
+      const reservations = await this.leases.enterStatus(tx, lease.id, during, now, commit);
       return { lease, reservations, previous };
     });
   }
 
-  private async act(type: EventType, lease: Lease, reservations: Reservation[]): Promise<void> {
-    if (type === 'start_lease') await this.actions.start(lease, reservations);
-    else if (type === 'end_lease') await this.actions.end(lease, reservations);
+  /** Runs the event's actions; returns the reservations a start started, to record. */
+  private async act(type: EventType, lease: Lease, reservations: Reservation[]): Promise<string[]> {
+    if (type === 'start_lease') return this.actions.start(lease, reservations);
+    if (type === 'end_lease') await this.actions.end(lease, reservations);
     else await this.actions.beforeEnd(lease, reservations);
+    return [];
   }
 
-  /** Marks the event DONE and settles the lease in the status its parts now derive. */
-  private async complete(event: LeaseEvent, owner: string): Promise<void> {
+  /**
+   * Marks the event DONE (and the reservations it started active) and settles the lease
+   * in the status its parts now derive, with its notification: BEGIN goes with the lock,
+   * COMMIT with the notification.
+   */
+  private async complete(event: LeaseEvent, owner: string, started: string[] = []): Promise<void> {
     let doneAt = this.clock.now();
-    await withTransaction(this.dataSource, async (tx) => {
+    await withFramedTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       doneAt = now;
       const lease = await this.leases.lock(tx, event.leaseId);
       if (lease === null) throw new ClaimLost(`lease ${event.leaseId} is gone`);
-      await this.events.finish(tx, event, owner, { status: 'DONE' }, now);
+      // The started reservations are recorded active by the same statement.
+      const activate =
+        started.length > 0 ? (p: SqlParams) => this.actions.activateSql(p, started) : undefined;
+      await this.events.finish(tx, event, owner, { status: 'DONE' }, now, activate);
       const notification = `lease.event.${event.eventType}` as const;
+      const parts = await this.leases.parts(tx, lease);
       if (event.eventType === 'before_end_lease') {
-        await this.notifier.add(tx, notification, await this.leases.parts(tx, lease));
+        await this.notifier.add(tx, notification, parts, { commit: true });
         return;
       }
-      const parts = await this.leases.parts(tx, lease);
       const status = deriveStableStatus({
         reservations: parts.reservations.map((r) => r.status),
         startEvent: parts.events.find((e) => e.eventType === 'start_lease')?.status ?? 'DONE',
         endEvent: parts.events.find((e) => e.eventType === 'end_lease')?.status ?? 'UNDONE',
       });
-      await tx.update(Lease, { id: lease.id }, { status, updatedAt: now });
-      await this.notifier.add(tx, notification, {
-        ...parts,
-        lease: Object.assign(lease, { status, updatedAt: now }),
-      });
+      // The status is set by the notification's statement, which commits.
+      await this.notifier.add(
+        tx,
+        notification,
+        { ...parts, lease: Object.assign(lease, { status, updatedAt: now }) },
+        { commit: true, with: (p) => setStatusSql(p, lease.id, status, now) },
+      );
       this.logger.log({ msg: `${event.eventType} done`, lease_id: lease.id, status });
     });
     // Counted once committed: a lost claim is the other manager's to count.

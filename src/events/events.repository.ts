@@ -1,43 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { sql } from '../database/sql.js';
-import { LeaseEvent } from '../model/lease-event.entity.js';
+import { sql, SqlParams } from '../database/sql.js';
+import { withFramedTransaction } from '../database/framed-transaction.js';
+import type { LeaseEvent } from '../model/lease-event.entity.js';
+import { EVENT_COLUMNS, toEvent, type EventRow } from '../leases/lease-rows.js';
 import type { EventStatus } from '../model/event-status.js';
 
-const DUE = `((e.status = 'UNDONE' AND e.time <= $1 AND (e.retry_at IS NULL OR e.retry_at <= $1))
-   OR (e.status = 'IN_PROGRESS' AND e.claim_expires_at < $1))`;
+/** The shared clock's time ($1), or the database's. */
+const NOW = `coalesce($1::timestamptz, now())`;
 
-interface EventRow {
-  id: string;
-  lease_id: string;
-  event_type: LeaseEvent['eventType'];
-  time: Date;
-  status: EventStatus;
-  attempts: number;
-  last_error: string | null;
-  retry_at: Date | null;
-  claimed_by: string | null;
-  claim_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date | null;
-}
-
-function toEvent(row: EventRow): LeaseEvent {
-  return Object.assign(new LeaseEvent(), {
-    id: row.id,
-    leaseId: row.lease_id,
-    eventType: row.event_type,
-    time: row.time,
-    status: row.status,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    retryAt: row.retry_at,
-    claimedBy: row.claimed_by,
-    claimExpiresAt: row.claim_expires_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  });
-}
+const DUE = `((e.status = 'UNDONE' AND e.time <= ${NOW} AND (e.retry_at IS NULL OR e.retry_at <= ${NOW}))
+   OR (e.status = 'IN_PROGRESS' AND e.claim_expires_at < ${NOW}))`;
 
 export class ClaimLost extends Error {}
 
@@ -57,45 +30,49 @@ export class EventsRepository {
     limit: number,
   ): Promise<LeaseEvent[]> {
     if (limit <= 0) return [];
-    return this.dataSource.transaction(async (tx) => {
-      // Due times and claims are judged by one clock for every replica: the database's.
-      const now = shared ?? (await sql<{ now: Date }>(tx, `SELECT now() AS now`)).rows[0].now;
+    // Two round trips: BEGIN goes with the first statement, COMMIT with the second.
+    return withFramedTransaction(this.dataSource, async (tx) => {
+      // Due times and claims are judged by one clock for every replica: the database's
+      // (now(), the transaction's start) unless the clock is shared.
       const leases = await sql<{ id: string }>(
         tx,
         `SELECT l.id FROM leases l
           WHERE l.id IN (
             (SELECT e.lease_id FROM events e
-              WHERE e.status = 'UNDONE' AND e.time <= $1 AND (e.retry_at IS NULL OR e.retry_at <= $1)
+              WHERE e.status = 'UNDONE' AND e.time <= ${NOW} AND (e.retry_at IS NULL OR e.retry_at <= ${NOW})
                 -- a lease whose other event runs cannot start another: leave its slot to others
                 AND NOT EXISTS (SELECT 1 FROM events r WHERE r.lease_id = e.lease_id
-                                 AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= $1)
+                                 AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= ${NOW})
               ORDER BY e.time LIMIT $2)
             UNION ALL
             (SELECT e.lease_id FROM events e
-              WHERE e.status = 'IN_PROGRESS' AND e.claim_expires_at < $1
+              WHERE e.status = 'IN_PROGRESS' AND e.claim_expires_at < ${NOW}
               ORDER BY e.time LIMIT $2))
             AND l.status <> 'DELETING'
           ORDER BY l.id
           LIMIT $3
           FOR UPDATE OF l SKIP LOCKED`,
-        [now, limit * 4, limit],
+        [shared, limit * 4, limit],
+        { prepare: true },
       );
       if (leases.rows.length === 0) return [];
       // A new statement sees claims committed by others before we got the locks.
       const claimed = await sql<EventRow>(
         tx,
-        `UPDATE events SET status = 'IN_PROGRESS', claimed_by = $3, claim_expires_at = $4,
-                attempts = attempts + 1, updated_at = $1
+        `UPDATE events SET status = 'IN_PROGRESS', claimed_by = $3,
+                claim_expires_at = ${NOW} + $4 * interval '1 millisecond',
+                attempts = attempts + 1, updated_at = ${NOW}
           WHERE id IN (
             SELECT DISTINCT ON (e.lease_id) e.id FROM events e
              WHERE e.lease_id = ANY($2::uuid[]) AND ${DUE}
                AND NOT EXISTS (SELECT 1 FROM events r WHERE r.lease_id = e.lease_id
-                                AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= $1)
+                                AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= ${NOW})
              ORDER BY e.lease_id, e.time,
                       CASE e.event_type WHEN 'start_lease' THEN 0
                                         WHEN 'before_end_lease' THEN 1 ELSE 2 END)
-          RETURNING *`,
-        [now, leases.rows.map((r) => r.id), owner, new Date(now.getTime() + ttlMs)],
+          RETURNING ${EVENT_COLUMNS}`,
+        [shared, leases.rows.map((r) => r.id), owner, ttlMs],
+        { prepare: true, commit: true },
       );
       return claimed.rows.map(toEvent);
     });
@@ -129,22 +106,28 @@ export class EventsRepository {
       uncounted?: boolean;
     },
     now: Date,
+    /** A statement (its values bound by `p`) run as part of this one. */
+    also?: (p: SqlParams) => string,
   ): Promise<void> {
+    const p = new SqlParams();
+    const [id, by, status, error, retry, at, uncounted] = [
+      event.id,
+      owner,
+      outcome.status,
+      outcome.error ?? null,
+      outcome.retryAt ?? null,
+      now,
+      outcome.uncounted === true,
+    ].map((v) => p.bind(v));
+    const before = also === undefined ? '' : `WITH w AS (${also(p)}) `;
     const result = await sql(
       tx,
-      `UPDATE events SET status = $3, last_error = $4, retry_at = $5,
-              claimed_by = NULL, claim_expires_at = NULL, updated_at = $6,
-              attempts = attempts - CASE WHEN $7 THEN 1 ELSE 0 END
-        WHERE id = $1 AND claimed_by = $2 AND status = 'IN_PROGRESS'`,
-      [
-        event.id,
-        owner,
-        outcome.status,
-        outcome.error ?? null,
-        outcome.retryAt ?? null,
-        now,
-        outcome.uncounted === true,
-      ],
+      `${before}UPDATE events SET status = ${status}, last_error = ${error}, retry_at = ${retry}::timestamptz,
+              claimed_by = NULL, claim_expires_at = NULL, updated_at = ${at}::timestamptz,
+              attempts = attempts - CASE WHEN ${uncounted}::boolean THEN 1 ELSE 0 END
+        WHERE id = ${id}::uuid AND claimed_by = ${by} AND status = 'IN_PROGRESS'`,
+      p.values,
+      { prepare: true },
     );
     if (result.affected !== 1) throw new ClaimLost(`event ${event.id} was taken over`);
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { sql, SqlParams, type SqlOptions } from '../database/sql.js';
 import {
   NotificationOutbox,
   type LeaseNotification,
@@ -15,9 +16,21 @@ export class LeaseNotifier {
     private readonly plugins: PluginRegistry,
   ) {}
 
-  /** The lease as the API shows it (read in `tx`). */
-  async add(tx: EntityManager, type: LeaseNotification, lease: LeaseParts): Promise<void> {
+  /**
+   * The lease as the API shows it (read in `tx`). `options.with`, a statement whose values
+   * its `p` binds, runs in the same statement (one round trip fewer).
+   */
+  async add(
+    tx: EntityManager,
+    type: LeaseNotification,
+    lease: LeaseParts,
+    options: SqlOptions & { with?: (p: SqlParams) => string } = {},
+  ): Promise<void> {
     const wire = toLeaseWire(lease, this.plugins, await describeAll(tx, [lease], this.plugins));
-    await this.outbox.addWire(tx, type, wire);
+    const { with: before, ...rest } = options;
+    if (before === undefined) return this.outbox.addWire(tx, type, wire, rest);
+    const p = new SqlParams();
+    const text = `WITH w AS (${before(p)}) ${this.outbox.addWireSql(p, type, wire, 'true')}`;
+    await sql(tx, text, p.values, { ...rest, prepare: true });
   }
 }

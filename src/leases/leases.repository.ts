@@ -5,7 +5,25 @@ import { Reservation } from '../model/reservation.entity.js';
 import { Lease } from '../model/lease.entity.js';
 import type { LeaseParts } from './lease.mapper.js';
 import { markerValueSql } from '../model/lease-tables.js';
+import {
+  enterStatusSql,
+  LEASE_PARTS_SQL,
+  lockLeaseSql,
+  reservationsOfSql,
+} from '../model/lease-tables-status.js';
 import { isUuid } from '../common/ids.js';
+import { sql, SqlParams, type SqlOptions } from '../database/sql.js';
+import type { LeaseStatus } from '../model/lease-status.js';
+import {
+  toEvent,
+  toLease,
+  toReservation,
+  type EventRow,
+  LEASE_COLUMNS,
+  type LeaseRow,
+  RESERVATION_COLUMNS,
+  type ReservationRow,
+} from './lease-rows.js';
 
 export interface LeaseFilter {
   projectId?: string;
@@ -29,10 +47,37 @@ const SORT_PROPERTY = {
 
 @Injectable()
 export class LeasesRepository {
-  /** Takes the lease's row lock for the rest of the transaction. */
+  /**
+   * Takes the lease's row lock for the rest of the transaction. A prepared statement: in
+   * a framed transaction (withFramedTransaction) BEGIN goes with it.
+   */
   async lock(tx: EntityManager, id: string): Promise<Lease | null> {
     if (!isUuid(id)) return null;
-    return tx.findOne(Lease, { where: { id }, lock: { mode: 'pessimistic_write' } });
+    const { rows } = await sql<LeaseRow>(tx, lockLeaseSql(LEASE_COLUMNS), [id], {
+      prepare: true,
+    });
+    return rows.length === 0 ? null : toLease(rows[0]);
+  }
+
+  /**
+   * Sets the lease's status (the caller holds its lock) and returns its reservations, in
+   * one prepared statement.
+   */
+  async enterStatus(
+    tx: EntityManager,
+    id: string,
+    status: LeaseStatus,
+    now: Date,
+    options: SqlOptions = {},
+  ): Promise<Reservation[]> {
+    const p = new SqlParams();
+    const { rows } = await sql<ReservationRow>(
+      tx,
+      enterStatusSql(p, id, status, now, RESERVATION_COLUMNS),
+      p.values,
+      { ...options, prepare: true },
+    );
+    return rows.map(toReservation);
   }
 
   async find(em: EntityManager, id: string): Promise<Lease | null> {
@@ -65,9 +110,34 @@ export class LeasesRepository {
     return [...byLease.values()];
   }
 
+  /** One lease's reservations, in creation order (a prepared statement). */
+  async reservationsOf(
+    em: EntityManager,
+    leaseId: string,
+    options: SqlOptions = {},
+  ): Promise<Reservation[]> {
+    const { rows } = await sql<ReservationRow>(
+      em,
+      reservationsOfSql(RESERVATION_COLUMNS),
+      [leaseId],
+      { ...options, prepare: true },
+    );
+    return rows.map(toReservation);
+  }
+
+  /** One lease's reservations and events, in one prepared statement. */
   async parts(em: EntityManager, lease: Lease): Promise<LeaseParts> {
-    const [parts] = await this.withParts(em, [lease]);
-    return parts;
+    const { rows } = await sql<{ reservations: ReservationRow[]; events: EventRow[] }>(
+      em,
+      LEASE_PARTS_SQL,
+      [lease.id],
+      { prepare: true },
+    );
+    return {
+      lease,
+      reservations: rows[0].reservations.map(toReservation),
+      events: rows[0].events.map(toEvent),
+    };
   }
 
   /** One page of leases, keyset-paged after `marker` in (sort key, id) order. */

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { newId } from '../common/ids.js';
-import { sql, type SqlParams } from '../database/sql.js';
 import type { OutboxRow } from './envelope.js';
+import { sql, type SqlOptions, type SqlParams } from '../database/sql.js';
 
 export type LeaseNotification =
   | 'lease.create'
@@ -40,12 +40,18 @@ export class NotificationOutbox {
    * The lease as the caller mapped it for the API (leases/ builds it), plus Blazar's older
    * `lease_id` key.
    */
-  async addWire(tx: EntityManager, type: LeaseNotification, wire: NotifiedLease): Promise<void> {
+  async addWire(
+    tx: EntityManager,
+    type: LeaseNotification,
+    wire: NotifiedLease,
+    options: SqlOptions = {},
+  ): Promise<void> {
     await sql(
       tx,
       `INSERT INTO notification_outbox (message_id, event_type, payload, created_at)
        VALUES ($1, $2, $3, $4)`,
       [newId(), type, JSON.stringify({ ...wire, lease_id: wire.id }), this.clock.now()],
+      { ...options, prepare: true },
     );
   }
 

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { JsonObject } from '../common/json.js';
-import { sql } from '../database/sql.js';
 import { hostJoin } from './hosts.repository.js';
+import { sql, type SqlOptions } from '../database/sql.js';
+import { HOST_USAGE } from './host-usage.js';
+import { FREEPOOL } from './pool-names.js';
 
 /**
  * What an aggregate is: the freepool, the shared pool, the recycle pool, one pool per
@@ -35,6 +37,24 @@ export function memberIdsSql(a: string): string {
   return `SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ${a}.id`;
 }
 
+/** SQL: (host_id) of the members of the aggregate whose id is `id` (SQL). */
+export function membersOfSql(id: string): string {
+  return `SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ${id}`;
+}
+
+/** SQL: host_id of the members of the aggregate named `name` (SQL). */
+export function memberIdsNamedSql(name: string): string {
+  return `SELECT m.host_id FROM aggregate_hosts m JOIN aggregates r ON r.id = m.aggregate_id
+           WHERE r.name = ${name}`;
+}
+
+/** SQL: the name of the pool host `h` is in (freepool, shared, recycle or reservation). */
+export function poolNameOfSql(h: string): string {
+  return `(SELECT p.name FROM aggregate_hosts ah JOIN aggregates p ON p.id = ah.aggregate_id
+            WHERE ah.host_id = ${h}.id
+              AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation') LIMIT 1)`;
+}
+
 /** SQL: (id, metadata) of the instance reservation's aggregate named `name`. */
 export function instancePoolSql(name: string): string {
   return `SELECT id, metadata FROM aggregates WHERE kind = 'instance' AND name = ${name}`;
@@ -51,6 +71,10 @@ export function memberNamesSql(name: string, kind: AggregateKind): string {
          JOIN aggregates a ON a.id = ah.aggregate_id ${hostJoin('h', 'ah.host_id')}
         WHERE a.name = ${name} AND a.kind = '${kind}'`;
 }
+/** Memberships that are a host's pool: a host has one at most. */
+const POOL_KINDS = `('freepool', 'shared', 'recycle', 'reservation')`;
+/** Aggregates that belong to a reservation or a label, which deleteAggregate may delete. */
+const OWN_KINDS = `('reservation', 'instance', 'topology')`;
 
 /** Pool and topology membership in Climate's database: the record the filter reads. */
 @Injectable()
@@ -69,24 +93,70 @@ export class PoolsRepository {
        ON CONFLICT (name) DO UPDATE SET metadata = EXCLUDED.metadata, updated_at = $5
        RETURNING id`,
       [name, kind, options.availabilityZone ?? null, options.metadata ?? {}, now],
+      { prepare: true },
     );
     return rows[0].id;
   }
 
   /** Puts hosts into a pool, taking them out of whatever pool they were in. */
   async moveHosts(tx: EntityManager, hostIds: number[], pool: string, now: Date): Promise<void> {
-    if (hostIds.length === 0) return;
+    await this.move(tx, new Map(hostIds.map((id) => [id, pool])), now);
+  }
+
+  /** Puts each host into its pool (host id -> pool name) in one statement. */
+  async move(
+    tx: EntityManager,
+    pools: Map<number, string>,
+    now: Date,
+    options: SqlOptions = {},
+  ): Promise<void> {
+    if (pools.size === 0) return;
     await sql(
       tx,
-      `DELETE FROM aggregate_hosts WHERE host_id = ANY($1) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
-      [hostIds],
+      `WITH m AS (SELECT * FROM unnest($1::int[], $2::text[]) AS m(host_id, pool)),
+            gone AS (DELETE FROM aggregate_hosts ah USING m
+                      WHERE ah.host_id = m.host_id AND ah.kind IN ${POOL_KINDS} RETURNING ah.host_id)
+       INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+       SELECT a.id, m.host_id, a.kind, $3 FROM m JOIN aggregates a ON a.name = m.pool
+        -- reads gone, so the old memberships are deleted before the new ones are checked
+        -- against aggregate_hosts_one_pool
+        WHERE (SELECT count(*) FROM gone) >= 0`,
+      [[...pools.keys()], [...pools.values()], now],
+      { ...options, prepare: true },
     );
-    await sql(
-      tx,
-      `INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
-       SELECT a.id, h, a.kind, $3 FROM aggregates a, unnest($1::int[]) h WHERE a.name = $2`,
-      [hostIds, pool, now],
+  }
+
+  /**
+   * Empties a reservation's pool and deletes it, in one statement: its hosts go to
+   * `target`, except that with 'shared' a host another reservation holds from `now` on
+   * goes to the freepool. Returns where each host went.
+   */
+  async dissolve(
+    em: EntityManager,
+    name: string,
+    target: 'freepool' | 'recycle' | 'shared',
+    now: Date,
+  ): Promise<Map<number, string>> {
+    const { rows } = await sql<{ host_id: number; pool: string }>(
+      em,
+      `WITH gone AS (DELETE FROM aggregate_hosts ah USING aggregates a
+                      WHERE a.id = ah.aggregate_id AND a.name = $1 RETURNING ah.host_id),
+            target AS (
+              SELECT g.host_id,
+                     CASE WHEN $2 = 'shared' AND EXISTS (
+                            SELECT 1 FROM ${HOST_USAGE} u
+                             WHERE u.host_id = g.host_id AND upper(u.during) > $3
+                               AND u.reservation_id::text <> $1::text)
+                          THEN $4 ELSE $2 END AS pool
+                FROM gone g),
+            moved AS (INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
+                      SELECT a.id, t.host_id, a.kind, $3 FROM target t JOIN aggregates a ON a.name = t.pool),
+            dropped AS (DELETE FROM aggregates WHERE name = $1 AND kind IN ${OWN_KINDS})
+       SELECT host_id, pool FROM target`,
+      [name, target === 'freepool' ? FREEPOOL : target, now, FREEPOOL],
+      { prepare: true },
     );
+    return new Map(rows.map((r) => [r.host_id, r.pool]));
   }
 
   /** Hosts of a pool among `hostIds` (all of them when omitted). */
@@ -178,11 +248,9 @@ export class PoolsRepository {
   }
 
   async deleteAggregate(tx: EntityManager, name: string): Promise<void> {
-    await sql(
-      tx,
-      `DELETE FROM aggregates WHERE name = $1 AND kind IN ('reservation', 'instance', 'topology')`,
-      [name],
-    );
+    await sql(tx, `DELETE FROM aggregates WHERE name = $1 AND kind IN ${OWN_KINDS}`, [name], {
+      prepare: true,
+    });
   }
 
   /** Makes the host's topology memberships match its labels (level -> value). */

@@ -4,9 +4,10 @@ import { Clock } from '../common/clock.js';
 import { TrustsService } from '../compute/trusts.service.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { withTransaction } from '../database/transaction.js';
+import { withFramedTransaction } from '../database/framed-transaction.js';
 import { UsageEnforcement } from '../enforcement/usage-enforcement.service.js';
-import { lockReservation } from '../model/lease-tables.js';
+import { sql, SqlParams } from '../database/sql.js';
+import { activateReservationsSql, RESERVATION_DELETED_SQL } from '../model/lease-tables-status.js';
 import type { Lease } from '../model/lease.entity.js';
 import { callPlugin, PluginRegistry } from '../plugins/plugin-registry.js';
 import type { ResourcePlugin } from '../plugins/resource-plugin.js';
@@ -40,19 +41,38 @@ export class ReservationActions {
     return callPlugin(plugin, action, () => fn(plugin), this.config.pluginTimeoutMs);
   }
 
-  async start(lease: Lease, reservations: Reservation[]): Promise<void> {
-    for (const r of reservations.filter((r) => r.status === 'pending')) {
-      // Never on a host that is off or still booting: the start waits for it.
-      await this.readiness.assertOn(this.dataSource.manager, r.id);
-      await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
-      // Only from pending: a start that stalled past its claim must not revive a
-      // reservation that another manager has ended meanwhile.
-      await this.dataSource.manager.update(
-        Reservation,
-        { id: r.id, status: 'pending' },
-        { status: 'active', updatedAt: this.clock.now() },
-      );
+  /**
+   * Starts the pending reservations. Returns those it started, for the caller to record
+   * active with the event's completion (activateSql), one commit fewer; when one fails,
+   * those started before it are recorded here first. A crash before the record repeats
+   * their on_start, which is idempotent.
+   */
+  async start(lease: Lease, reservations: Reservation[]): Promise<string[]> {
+    const started: string[] = [];
+    try {
+      for (const r of reservations.filter((r) => r.status === 'pending')) {
+        // Never on a host that is off or still booting: the start waits for it.
+        await this.readiness.assertOn(this.dataSource.manager, r.id);
+        await this.act(r, 'on_start', (plugin) => plugin.onStart(r, lease));
+        started.push(r.id);
+      }
+    } catch (error) {
+      if (started.length > 0) {
+        const p = new SqlParams();
+        await sql(this.dataSource.manager, this.activateSql(p, started), p.values);
+      }
+      throw error;
     }
+    return started;
+  }
+
+  /**
+   * Records started reservations active: a statement (or CTE body) whose values `p` binds.
+   * Only from pending: a start that stalled past its claim must not revive a reservation
+   * that another manager has ended meanwhile.
+   */
+  activateSql(p: SqlParams, ids: string[]): string {
+    return activateReservationsSql(p, ids, this.clock.now());
   }
 
   /**
@@ -90,15 +110,11 @@ export class ReservationActions {
         // Never started: only what its create made in the compute service goes.
         await this.act(r, 'discard', (p) => p.discard!(r, lease));
       }
-      await withTransaction(this.dataSource, async (tx) => {
-        // Healing locks the reservation while it moves slots: release sees what it wrote.
-        await lockReservation(tx, r.id);
+      await withFramedTransaction(this.dataSource, async (tx) => {
+        // Healing locks the reservation while it moves slots: the update takes that lock
+        // first (BEGIN goes with it), so release sees what healing wrote.
+        await sql(tx, RESERVATION_DELETED_SQL, [r.id, this.clock.now()], { prepare: true });
         await plugin.release(tx, r);
-        await tx.update(
-          Reservation,
-          { id: r.id },
-          { status: 'deleted', updatedAt: this.clock.now() },
-        );
       });
     }
     await this.trusts.release(lease.id, lease.trustId);

@@ -195,7 +195,9 @@ export class AllocationsRepository {
   }
 
   async release(tx: EntityManager, reservationId: string): Promise<void> {
-    await sql(tx, `DELETE FROM host_allocations WHERE reservation_id = $1`, [reservationId]);
+    await sql(tx, `DELETE FROM host_allocations WHERE reservation_id = $1`, [reservationId], {
+      prepare: true,
+    });
   }
 }
 

@@ -6,15 +6,21 @@ import { COMPUTE_DRIVER, type ComputeDriver } from '../../compute/compute-driver
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
-import { namedHosts } from '../../pools/hosts.repository.js';
+import { hostsAs, namedHosts } from '../../pools/hosts.repository.js';
+import { memberIdsNamedSql, poolNameOfSql } from '../../pools/pools.repository.js';
 import { withTransaction } from '../../database/transaction.js';
-import { HOST_USAGE } from '../../pools/host-usage.js';
+import { withFramedTransaction } from '../../database/framed-transaction.js';
 import { FREEPOOL, recycleZone, reservationZone } from '../../pools/pool-names.js';
 import { PoolsRepository } from '../../pools/pools.repository.js';
 
 interface NamedHost {
   id: number;
   name: string;
+}
+
+interface Member extends NamedHost {
+  pool: string | null;
+  allocated: boolean;
 }
 
 /**
@@ -50,34 +56,27 @@ export class PoolSync {
     const tenants = new Set(
       projects ?? [metadata['blazar:owner'], ...(metadata.filter_tenant_id ?? '').split(',')],
     );
-    const { joined, left } = await withTransaction(this.dataSource, async (tx) => {
+    // Three round trips: BEGIN goes with the pool's row, COMMIT with the move.
+    const { joined, left } = await withFramedTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
+      // Made or updated first: its row lock serialises the syncs of one reservation.
       await this.pools.ensure(tx, reservationId, 'reservation', now, {
         availabilityZone: zone,
         metadata,
       });
-      const wanted = await this.allocated(tx, reservationId);
-      const inPool = await this.named(tx, await this.pools.hostsIn(tx, reservationId));
-      const left = inPool.filter((h) => !wanted.some((w) => w.id === h.id));
-      const joining = wanted.filter((w) => !inPool.some((h) => h.id === w.id));
-      for (const host of joining) {
-        const pool = await this.pools.poolOf(tx, host.id);
-        if (pool !== null && pool.name !== FREEPOOL) {
-          throw new ResourceBusy(`host ${host.name} is still in pool ${pool.name}`);
-        }
+      const hosts = await this.members(tx, reservationId);
+      const wanted = hosts.filter((h) => h.allocated);
+      const left = hosts.filter((h) => !h.allocated);
+      const joining = wanted.filter((h) => h.pool !== reservationId);
+      const busy = joining.find((h) => h.pool !== null && h.pool !== FREEPOOL);
+      if (busy !== undefined) {
+        throw new ResourceBusy(`host ${busy.name} is still in pool ${busy.pool}`);
       }
-      await this.pools.moveHosts(
-        tx,
-        left.map((h) => h.id),
-        FREEPOOL,
-        now,
-      );
-      await this.pools.moveHosts(
-        tx,
-        joining.map((h) => h.id),
-        reservationId,
-        now,
-      );
+      const moves = new Map([
+        ...left.map((h) => [h.id, FREEPOOL] as const),
+        ...joining.map((h) => [h.id, reservationId] as const),
+      ]);
+      await this.pools.move(tx, moves, now, { commit: true });
       return { joined: wanted, left };
     });
     await this.driver.ensurePool({ name: reservationId, availabilityZone: zone, metadata });
@@ -148,32 +147,17 @@ export class PoolSync {
     onEnd: 'release' | 'recycle' | 'shared',
   ): Promise<void> {
     const em = this.dataSource.manager;
-    const hosts = await this.named(em, [
-      ...new Set([
-        ...(await this.pools.hostsIn(em, reservationId)),
-        ...(await this.allocatedIds(em, reservationId)),
-      ]),
-    ]);
+    const hosts = await this.members(em, reservationId);
     if (onEnd !== 'recycle') {
       for (const host of hosts) await this.removeServers(host.name);
     }
-    const targets = await withTransaction(this.dataSource, async (tx) => {
-      const now = this.clock.now();
-      const inPool = await this.pools.hostsIn(tx, reservationId);
-      const moved = new Map<number, string>();
-      for (const id of inPool) {
-        const target =
-          onEnd === 'recycle'
-            ? 'recycle'
-            : onEnd === 'shared' && !(await this.heldLater(tx, id, now, reservationId))
-              ? 'shared'
-              : FREEPOOL;
-        await this.pools.moveHosts(tx, [id], target, now);
-        moved.set(id, target);
-      }
-      await this.pools.deleteAggregate(tx, reservationId);
-      return moved;
-    });
+    // One statement: hosts moved on, the pool deleted.
+    const targets = await this.pools.dissolve(
+      em,
+      reservationId,
+      onEnd === 'release' ? FREEPOOL : onEnd,
+      this.clock.now(),
+    );
     if ([...targets.values()].includes('recycle')) {
       await this.driver.ensurePool({
         name: 'recycle',
@@ -237,36 +221,24 @@ export class PoolSync {
     await Promise.all(servers.map((s) => this.driver.deleteServer(s.id)));
   }
 
-  private async allocatedIds(em: EntityManager, reservationId: string): Promise<number[]> {
-    const { rows } = await sql<{ host_id: number }>(
-      em,
-      `SELECT host_id FROM host_allocations WHERE reservation_id = $1`,
-      [reservationId],
-    );
-    return rows.map((r) => r.host_id);
-  }
-
-  private async allocated(em: EntityManager, reservationId: string): Promise<NamedHost[]> {
-    return this.named(em, await this.allocatedIds(em, reservationId));
-  }
-
   /**
-   * Whether other reservations hold the host now or later: then it stays in the
-   * reservation pool rather than join the shared one (their hosts are not moved).
+   * The hosts allocated to the reservation or in its pool, in id order, with the pool each
+   * is in now (null: none).
    */
-  private async heldLater(
-    tx: EntityManager,
-    hostId: number,
-    now: Date,
-    reservationId: string,
-  ): Promise<boolean> {
-    const { rows } = await sql(
-      tx,
-      `SELECT 1 FROM ${HOST_USAGE} a
-        WHERE a.host_id = $1 AND upper(a.during) > $2 AND a.reservation_id <> $3 LIMIT 1`,
-      [hostId, now, reservationId],
+  private async members(em: EntityManager, reservationId: string): Promise<Member[]> {
+    const { rows } = await sql<Member>(
+      em,
+      `SELECT h.id, h.hypervisor_hostname AS name, ${poolNameOfSql('h')} AS pool,
+              EXISTS (SELECT 1 FROM host_allocations a
+                       WHERE a.reservation_id = $1 AND a.host_id = h.id) AS allocated
+         FROM ${hostsAs('h')}
+        WHERE h.id IN (SELECT host_id FROM host_allocations WHERE reservation_id = $1
+                       UNION ${memberIdsNamedSql('$2')})
+        ORDER BY h.id`,
+      [reservationId, reservationId],
+      { prepare: true },
     );
-    return rows.length > 0;
+    return rows;
   }
 
   private async named(em: EntityManager, ids: number[]): Promise<NamedHost[]> {

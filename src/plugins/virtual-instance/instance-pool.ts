@@ -7,10 +7,10 @@ import {
   type FlavorSpec,
 } from '../../compute/compute-driver.js';
 import { sql } from '../../database/sql.js';
-import { withTransaction } from '../../database/transaction.js';
+import { withFramedTransaction } from '../../database/framed-transaction.js';
 import { reservationClass } from '../../compute/placement.client.js';
 import { hostJoin } from '../../pools/hosts.repository.js';
-import { memberNamesSql, PoolsRepository } from '../../pools/pools.repository.js';
+import { memberNamesSql, membersOfSql, PoolsRepository } from '../../pools/pools.repository.js';
 
 export interface SlotReservation {
   id: string;
@@ -126,20 +126,34 @@ export class InstancePool {
     const serverGroupId = await this.group(r);
     const metadata = this.metadata(r, serverGroupId);
     await this.driver.ensureFlavor(this.flavor(r, serverGroupId));
-    const { aggregateId, hosts, stale } = await withTransaction(this.dataSource, async (tx) => {
-      const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
-        metadata,
-      });
-      const held = await sql<{ id: number; name: string; slots: number }>(
-        tx,
-        `SELECT h.id, h.hypervisor_hostname AS name, a.slots FROM instance_allocations a ${hostJoin('h', 'a.host_id')}
-          WHERE a.reservation_id = $1 ORDER BY h.id`,
-        [r.id],
-      );
-      const ids = held.rows.map((h) => h.id);
-      const stale = await this.pools.membersBut(tx, aggregateId, ids);
-      return { aggregateId, hosts: held.rows, stale };
-    });
+    // Two round trips: BEGIN goes with the aggregate's row, COMMIT with the read.
+    const { aggregateId, hosts, stale } = await withFramedTransaction(
+      this.dataSource,
+      async (tx) => {
+        const aggregateId = await this.pools.ensure(tx, r.id, 'instance', this.clock.now(), {
+          metadata,
+        });
+        // The hosts of its slots, and (slots null) those in its aggregate without slots.
+        const { rows } = await sql<{ id: number; name: string; slots: number | null }>(
+          tx,
+          `SELECT h.id, h.hypervisor_hostname AS name, a.slots
+             FROM instance_allocations a ${hostJoin('h', 'a.host_id')}
+            WHERE a.reservation_id = $1
+           UNION ALL
+           SELECT h.id, h.hypervisor_hostname, NULL FROM (${membersOfSql('$2')}) ah ${hostJoin('h', 'ah.host_id')}
+            WHERE NOT EXISTS (
+                    SELECT 1 FROM instance_allocations a WHERE a.reservation_id = $1 AND a.host_id = h.id)
+            ORDER BY 1`,
+          [r.id, aggregateId],
+          { prepare: true, commit: true },
+        );
+        return {
+          aggregateId,
+          hosts: rows.flatMap((h) => (h.slots === null ? [] : [{ ...h, slots: h.slots }])),
+          stale: rows.filter((h) => h.slots === null),
+        };
+      },
+    );
     // Climate's record of the aggregate changes only after the compute service's did:
     // where they differ, the next heal knows to bring the compute service in line.
     const computeId = await this.driver.ensurePool({
@@ -187,7 +201,7 @@ export class InstancePool {
       r.id,
       rows.map((h) => h.name),
     );
-    await withTransaction(this.dataSource, (tx) => this.pools.deleteAggregate(tx, r.id));
+    await this.pools.deleteAggregate(this.dataSource.manager, r.id);
     await this.driver.deletePool(r.id);
   }
 }

@@ -330,7 +330,9 @@ export class SlotsRepository {
   }
 
   async release(tx: EntityManager, reservationId: string): Promise<void> {
-    await sql(tx, `DELETE FROM instance_allocations WHERE reservation_id = $1`, [reservationId]);
+    await sql(tx, `DELETE FROM instance_allocations WHERE reservation_id = $1`, [reservationId], {
+      prepare: true,
+    });
   }
 
   /**

@@ -251,7 +251,9 @@ export class VirtualInstancePlugin implements ResourcePlugin {
 
   async release(tx: EntityManager, reservation: Reservation): Promise<void> {
     await this.slots.release(tx, reservation.id);
-    await sql(tx, `DELETE FROM claims WHERE reservation_id = $1`, [reservation.id]);
+    await sql(tx, `DELETE FROM claims WHERE reservation_id = $1`, [reservation.id], {
+      prepare: true,
+    });
   }
 
   async onStart(reservation: Reservation, lease: Lease): Promise<void> {
