@@ -34,8 +34,8 @@ import { HostsModule } from './hosts/hosts.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
-import type { ResourcePlugin } from './plugins/resource-plugin.js';
-import type { ComputeDriver } from './compute/compute-driver.js';
+import { EXTRA_PLUGINS, type ResourcePlugin } from './plugins/resource-plugin.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from './compute/compute-driver.js';
 import { BuiltinDriver } from './compute/builtin.driver.js';
 import { KeystoneClient } from './compute/keystone.client.js';
 import { NovaDriver } from './compute/nova.driver.js';
@@ -134,12 +134,19 @@ class DatabaseCloser implements OnApplicationShutdown {
 export class AppModule {
   static forRoot(options: AppOptions): DynamicModule {
     const keystone = keystoneClient(options.config);
+    // What this start chose (database, clock, auth, the OpenStack clients and the compute
+    // driver, extra plugins): the ground every module stands on, as the configuration is.
     const globals: Provider[] = [
       { provide: DATABASE, useValue: options.database },
       { provide: DataSource, useValue: options.database.dataSource },
       { provide: Clock, useValue: options.clock },
       { provide: AuthStrategy, useValue: authStrategy(options.config, keystone) },
       { provide: KEYSTONE, useValue: keystone },
+      {
+        provide: COMPUTE_DRIVER,
+        useValue: options.driver ?? computeDriver(options.config, keystone, options.clock),
+      },
+      { provide: EXTRA_PLUGINS, useValue: options.plugins },
       // Checked when the configuration was read: the rules build without problems here.
       { provide: Policy, useValue: new Policy(RuleSet.build(options.config.policyRules).rules) },
       TrustsService,
@@ -155,12 +162,10 @@ export class AppModule {
           logger: options.logger ?? null,
           migrationsApplied: options.migrationsApplied ?? [],
         }),
-        PluginsModule.forRoot(options.plugins),
+        PluginsModule,
         UpkeepModule,
         NotificationsModule,
-        PoolsModule.forRoot(
-          options.driver ?? computeDriver(options.config, keystone, options.clock),
-        ),
+        PoolsModule,
         HostsModule,
         LeasesModule,
         SchedulerModule,

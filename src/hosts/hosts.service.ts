@@ -18,7 +18,7 @@ import { toHostWire } from './host.mapper.js';
 import { HostPropertiesService } from './host-properties.service.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
 import { PoolsService } from '../pools/pools.service.js';
-import { EVACUATION, type Evacuation } from '../pools/evacuation.js';
+import { EvacuationPort } from '../pools/evacuation.js';
 import { FREEPOOL } from '../pools/pool-names.js';
 import { combine } from '../requirements/host-query.js';
 import { requirementKeys } from '../requirements/requirements.js';
@@ -35,7 +35,7 @@ export class HostsService {
     private readonly pools: PoolsRepository,
     private readonly properties: HostPropertiesService,
     private readonly poolMoves: PoolsService,
-    @Inject(EVACUATION) private readonly healing: Evacuation,
+    private readonly healing: EvacuationPort,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,

@@ -5,7 +5,7 @@ import { Conflict, InvalidInput } from '../common/errors.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import { EVACUATION, type Evacuation } from './evacuation.js';
+import { EvacuationPort } from './evacuation.js';
 import { FREEPOOL } from './pool-names.js';
 import { PoolsRepository } from './pools.repository.js';
 import type { PoolResponse } from './dto/pool.dto.js';
@@ -18,7 +18,7 @@ export class PoolsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly pools: PoolsRepository,
-    @Inject(EVACUATION) private readonly evacuation: Evacuation,
+    private readonly evacuation: EvacuationPort,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
   ) {}

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { PluginsModule } from '../plugins/plugins.module.js';
+import { PoolsModule } from '../pools/pools.module.js';
 import { PowerAdmin } from './power-admin.js';
 import { PowerController } from './power.controller.js';
 import { PowerReport } from './power-report.js';
@@ -14,6 +16,7 @@ import { Provisioning } from './provisioning.js';
  * for hosts that are not on live with the pools (PowerReadiness).
  */
 @Module({
+  imports: [PoolsModule, PluginsModule],
   controllers: [PowerController],
   providers: [
     PowerAdmin,
