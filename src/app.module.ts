@@ -1,17 +1,13 @@
 import {
-  type ArgumentMetadata,
-  type PipeTransform,
   DynamicModule,
   Module,
   OnApplicationShutdown,
   Inject,
   Provider,
-  ValidationPipe,
   type LoggerService,
 } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import type { ValidationError } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './common/auth/auth.guard.js';
 import { AuthStrategy } from './common/auth/identity.js';
@@ -23,7 +19,7 @@ import { TokensStrategy } from './common/auth/tokens.strategy.js';
 import { readTokensFile } from './config/tokens-file.js';
 import { Clock } from './common/clock.js';
 import { ErrorFilter } from './common/error.filter.js';
-import { InvalidInput } from './common/errors.js';
+import { validationPipe } from './common/validation.pipe.js';
 import { VersionsController } from './common/versions.controller.js';
 import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
@@ -94,33 +90,6 @@ function computeDriver(
     );
   return new BuiltinDriver(clock, config.builtinBootSeconds * 1000);
 }
-
-/** Blazar-style 400 for DTO validation failures. */
-function invalid(errors: ValidationError[]): InvalidInput {
-  const messages = errors
-    // A missing parameter is said once, without what its absent value is not.
-    .flatMap((e) => {
-      const constraints = e.constraints ?? {};
-      return constraints.isDefined !== undefined
-        ? [constraints.isDefined]
-        : Object.values(constraints);
-    })
-    .map((m) => m.replace(/^property (\S+) should not exist$/, 'Unknown parameter $1'));
-  // Only missing parameters: named as MissingParameter raises elsewhere are.
-  const missing = messages.every((m) => m.startsWith('Missing parameter '));
-  return new InvalidInput(messages.join('; '), missing ? 'MissingParameter' : 'InvalidInput');
-}
-
-const common = { transform: true, whitelist: true, exceptionFactory: invalid };
-/** Bodies: an unknown key is a 400. */
-const bodyPipe = new ValidationPipe({ ...common, forbidNonWhitelisted: true });
-/** Query strings: unknown keys are ignored, as Blazar ignores them; a known one is checked. */
-const queryPipe = new ValidationPipe({ ...common, forbidNonWhitelisted: false });
-
-export const validationPipe: PipeTransform = {
-  transform: (value: unknown, metadata: ArgumentMetadata) =>
-    (metadata.type === 'query' ? queryPipe : bodyPipe).transform(value, metadata),
-};
 
 /** Closes the database after everything else has shut down. */
 class DatabaseCloser implements OnApplicationShutdown {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
+import { Conflict, InvalidInput, NotFound } from '../common/errors.js';
 import { checkLength } from '../common/storable.js';
 import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
@@ -11,6 +11,7 @@ import { pgCode } from '../database/transaction.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { HOST_USAGE } from '../pools/host-usage.js';
+import { hostNameOf, type HostCreateRequest, type HostUpdateRequest } from './dto/host.request.js';
 import type { HostResponse } from './dto/host.response.js';
 import { Host } from './entities/host.entity.js';
 import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
@@ -19,7 +20,7 @@ import { HostPropertiesService } from './host-properties.service.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
 import { PoolsService } from '../pools/pools.service.js';
 import { EvacuationPort } from '../pools/evacuation.js';
-import { FREEPOOL } from '../pools/pool-names.js';
+import { FREEPOOL, type MovablePool } from '../pools/pool-names.js';
 import { combine } from '../requirements/host-query.js';
 import { requirementKeys } from '../requirements/requirements.js';
 
@@ -54,18 +55,13 @@ export class HostsService {
     return toHostWire(host, (await this.pools.poolOf(em, host.id))?.name ?? null);
   }
 
-  async create(body: Record<string, unknown>): Promise<HostResponse> {
-    const name = body.name ?? body.id;
-    if (name === undefined || name === null || name === '') throw new MissingParameter('name');
-    if (typeof name !== 'string' && typeof name !== 'number') {
-      throw new InvalidInput('Malformed parameter name', 'MalformedParameter');
-    }
-    checkLength('name', String(name), MAX_HOST_TEXT);
+  /** `body` as HostCreateRequest checked it. */
+  async create(body: HostCreateRequest): Promise<HostResponse> {
+    const name = String(hostNameOf(body));
     const fields = splitHostFields(body, ['name', 'id']);
     this.checkTopology(fields.capabilities);
     const inventory =
-      (await this.driver.hostInventory(String(name))) ??
-      builtinInventory(String(name), fields.inventory);
+      (await this.driver.hostInventory(name)) ?? builtinInventory(name, fields.inventory);
     await this.assertNoServers(inventory.hypervisorHostname);
     const host = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
@@ -103,7 +99,7 @@ export class HostsService {
    * pending or active reservation on this host depends on cannot change (409).
    * `reservable: false` marks the host failed and heals its reservations.
    */
-  async update(id: string, body: Record<string, unknown>): Promise<HostResponse> {
+  async update(id: string, body: HostUpdateRequest): Promise<HostResponse> {
     if (Object.keys(body).length === 0) throw new InvalidInput('No data to update');
     const fields = splitHostFields(body, []);
     this.checkTopology(fields.capabilities);
@@ -171,9 +167,9 @@ export class HostsService {
   }
 
   /** Moves a host between the reservation pool and the shared pool (admin). */
-  async moveToPool(id: string, body: Record<string, unknown>): Promise<HostResponse> {
+  async moveToPool(id: string, pool: MovablePool): Promise<HostResponse> {
     const host = await this.find(this.dataSource.manager, id);
-    await this.poolMoves.move(host.id, body);
+    await this.poolMoves.move(host.id, pool);
     return this.get(id);
   }
 
