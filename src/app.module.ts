@@ -1,17 +1,13 @@
 import {
-  type ArgumentMetadata,
-  type PipeTransform,
   DynamicModule,
   Module,
   OnApplicationShutdown,
   Inject,
   Provider,
-  ValidationPipe,
   type LoggerService,
 } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import type { ValidationError } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './common/auth/auth.guard.js';
 import { AuthStrategy } from './common/auth/identity.js';
@@ -23,7 +19,7 @@ import { TokensStrategy } from './common/auth/tokens.strategy.js';
 import { readTokensFile } from './config/tokens-file.js';
 import { Clock } from './common/clock.js';
 import { ErrorFilter } from './common/error.filter.js';
-import { InvalidInput } from './common/errors.js';
+import { validationPipe } from './common/validation.pipe.js';
 import { VersionsController } from './common/versions.controller.js';
 import { ConfigModule } from './config/config.module.js';
 import type { Config } from './config/config.js';
@@ -34,8 +30,8 @@ import { HostsModule } from './hosts/hosts.module.js';
 import { SchedulerModule } from './scheduler/scheduler.module.js';
 import { LeasesModule } from './leases/leases.module.js';
 import { PluginsModule } from './plugins/plugins.module.js';
-import type { ResourcePlugin } from './plugins/resource-plugin.js';
-import type { ComputeDriver } from './compute/compute-driver.js';
+import { EXTRA_PLUGINS, type ResourcePlugin } from './plugins/resource-plugin.js';
+import { COMPUTE_DRIVER, type ComputeDriver } from './compute/compute-driver.js';
 import { BuiltinDriver } from './compute/builtin.driver.js';
 import { KeystoneClient } from './compute/keystone.client.js';
 import { NovaDriver } from './compute/nova.driver.js';
@@ -95,33 +91,6 @@ function computeDriver(
   return new BuiltinDriver(clock, config.builtinBootSeconds * 1000);
 }
 
-/** Blazar-style 400 for DTO validation failures. */
-function invalid(errors: ValidationError[]): InvalidInput {
-  const messages = errors
-    // A missing parameter is said once, without what its absent value is not.
-    .flatMap((e) => {
-      const constraints = e.constraints ?? {};
-      return constraints.isDefined !== undefined
-        ? [constraints.isDefined]
-        : Object.values(constraints);
-    })
-    .map((m) => m.replace(/^property (\S+) should not exist$/, 'Unknown parameter $1'));
-  // Only missing parameters: named as MissingParameter raises elsewhere are.
-  const missing = messages.every((m) => m.startsWith('Missing parameter '));
-  return new InvalidInput(messages.join('; '), missing ? 'MissingParameter' : 'InvalidInput');
-}
-
-const common = { transform: true, whitelist: true, exceptionFactory: invalid };
-/** Bodies: an unknown key is a 400. */
-const bodyPipe = new ValidationPipe({ ...common, forbidNonWhitelisted: true });
-/** Query strings: unknown keys are ignored, as Blazar ignores them; a known one is checked. */
-const queryPipe = new ValidationPipe({ ...common, forbidNonWhitelisted: false });
-
-export const validationPipe: PipeTransform = {
-  transform: (value: unknown, metadata: ArgumentMetadata) =>
-    (metadata.type === 'query' ? queryPipe : bodyPipe).transform(value, metadata),
-};
-
 /** Closes the database after everything else has shut down. */
 class DatabaseCloser implements OnApplicationShutdown {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
@@ -134,12 +103,19 @@ class DatabaseCloser implements OnApplicationShutdown {
 export class AppModule {
   static forRoot(options: AppOptions): DynamicModule {
     const keystone = keystoneClient(options.config);
+    // What this start chose (database, clock, auth, the OpenStack clients and the compute
+    // driver, extra plugins): the ground every module stands on, as the configuration is.
     const globals: Provider[] = [
       { provide: DATABASE, useValue: options.database },
       { provide: DataSource, useValue: options.database.dataSource },
       { provide: Clock, useValue: options.clock },
       { provide: AuthStrategy, useValue: authStrategy(options.config, keystone) },
       { provide: KEYSTONE, useValue: keystone },
+      {
+        provide: COMPUTE_DRIVER,
+        useValue: options.driver ?? computeDriver(options.config, keystone, options.clock),
+      },
+      { provide: EXTRA_PLUGINS, useValue: options.plugins },
       // Checked when the configuration was read: the rules build without problems here.
       { provide: Policy, useValue: new Policy(RuleSet.build(options.config.policyRules).rules) },
       TrustsService,
@@ -155,12 +131,10 @@ export class AppModule {
           logger: options.logger ?? null,
           migrationsApplied: options.migrationsApplied ?? [],
         }),
-        PluginsModule.forRoot(options.plugins),
+        PluginsModule,
         UpkeepModule,
         NotificationsModule,
-        PoolsModule.forRoot(
-          options.driver ?? computeDriver(options.config, keystone, options.clock),
-        ),
+        PoolsModule,
         HostsModule,
         LeasesModule,
         SchedulerModule,

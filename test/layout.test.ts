@@ -142,6 +142,18 @@ describe('the layout of src/', () => {
     expect(importers.map((f) => relative(SRC, f))).toEqual([join('plugins', 'plugin-list.ts')]);
   });
 
+  it('should make only configuration and metrics global (every other module imports what it uses)', () => {
+    const files = sources(SRC).map((f) => [relative(SRC, f), readFileSync(f, 'utf8')]);
+    expect(files.filter(([, text]) => /@Global\(\)/.test(text)).map(([f]) => f)).toEqual([
+      join('config', 'config.module.ts'),
+      join('observability', 'observability.module.ts'),
+    ]);
+    // The app's ground (database, clock, auth, compute driver) is the one global dynamic module.
+    expect(files.filter(([, text]) => /global:\s*true/.test(text)).map(([f]) => f)).toEqual([
+      'app.module.ts',
+    ]);
+  });
+
   it('should keep each resource type in its plugin folder', () => {
     const pools = sources(join(SRC, 'pools')).map((f) => relative(SRC, f));
     expect(pools.filter((f) => /slot|claim|instance|host-mover/.test(f))).toEqual([]);

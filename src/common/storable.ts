@@ -33,12 +33,18 @@ export function characters(value: string): number {
 
 /** A 400 naming the field when a string is longer than its column, varchar(max). */
 export function checkLength(field: string, value: string, max: number): void {
-  if (characters(value) > max) {
-    throw new InvalidInput(
-      `Malformed parameter ${field}: at most ${max} characters`,
-      'MalformedParameter',
-    );
-  }
+  const problem = lengthProblem(field, value, max);
+  if (problem !== null) throw problem;
+}
+
+/** The error checkLength throws, or null when `value` fits. */
+export function lengthProblem(field: string, value: string, max: number): InvalidInput | null {
+  return characters(value) > max
+    ? new InvalidInput(
+        `Malformed parameter ${field}: at most ${max} characters`,
+        'MalformedParameter',
+      )
+    : null;
 }
 
 /**

@@ -1,4 +1,6 @@
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { Port } from '../common/port.js';
 import type { LeaseEvent } from '../model/lease-event.entity.js';
 import type { Lease } from '../model/lease.entity.js';
 import type { Reservation } from '../model/reservation.entity.js';
@@ -9,13 +11,30 @@ export interface WireLease {
   reservations: { id: string }[];
 }
 
+/** The parts of a lease enforcement has read. */
+interface Parts {
+  lease: Lease;
+  reservations: Reservation[];
+  events: LeaseEvent[];
+}
+
+/** Maps a lease as the API shows it, read in `em`. */
+export interface LeaseWireMapping {
+  wire(em: EntityManager, parts: Parts): Promise<WireLease>;
+}
+
 /**
- * Maps a lease as the API shows it. The lease use cases (leases/) provide it: enforcement
- * receives the bodies it sends, it does not build them.
+ * Where enforcement gets a lease as the API shows it. The lease use cases (leases/, above
+ * enforcement) register their mapper into it: enforcement receives the bodies it sends,
+ * it does not build them.
  */
-export abstract class LeaseWires {
-  abstract wire(
-    em: EntityManager,
-    parts: { lease: Lease; reservations: Reservation[]; events: LeaseEvent[] },
-  ): Promise<WireLease>;
+@Injectable()
+export class LeaseWires extends Port<LeaseWireMapping> implements LeaseWireMapping {
+  constructor() {
+    super("LeaseWires (the lease use cases' mapper, LeasesModule)");
+  }
+
+  wire(em: EntityManager, parts: Parts): Promise<WireLease> {
+    return this.target.wire(em, parts);
+  }
 }

@@ -4,7 +4,7 @@
  * vcpus=8` works; every other key is an extra capability with a string value.
  */
 import { InvalidInput } from '../common/errors.js';
-import { checkLength } from '../common/storable.js';
+import { lengthProblem } from '../common/storable.js';
 import type { HostInventory } from '../compute/compute-driver.js';
 
 const NUMBER_FIELDS = {
@@ -54,64 +54,84 @@ export interface HostFields {
   reservable?: boolean;
 }
 
-function toCount(key: string, value: unknown): number {
+/** Inventory counts: a whole number (or numeric string) that fits an integer column. */
+function countOf(value: unknown): number | null {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 2_147_483_647) {
-    throw new InvalidInput(
-      `Malformed parameter ${key}: must be a whole number`,
-      'MalformedParameter',
-    );
-  }
-  return n;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 2_147_483_647 ? n : null;
 }
 
-function toText(key: string, value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (typeof value !== 'string') {
-    throw new InvalidInput(`Malformed parameter ${key}: must be a string`, 'MalformedParameter');
-  }
-  return value;
+function malformed(key: string, why: string): InvalidInput {
+  return new InvalidInput(`Malformed parameter ${key}: ${why}`, 'MalformedParameter');
+}
+
+function textProblem(key: string, value: unknown): InvalidInput | null {
+  if (typeof value === 'number' || typeof value === 'boolean') return null;
+  return typeof value === 'string' ? null : malformed(key, 'must be a string');
+}
+
+/** Why `value` is not true or false (a boolean, or its name in any case), or null. */
+export function booleanProblem(key: string, value: unknown): InvalidInput | null {
+  if (typeof value === 'boolean') return null;
+  if (typeof value === 'string' && /^(true|false)$/i.test(value)) return null;
+  return malformed(key, 'must be true or false');
 }
 
 export function toBoolean(key: string, value: unknown): boolean {
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'string' && /^(true|false)$/i.test(value))
-    return value.toLowerCase() === 'true';
-  throw new InvalidInput(`Malformed parameter ${key}: must be true or false`, 'MalformedParameter');
+  const problem = booleanProblem(key, value);
+  if (problem !== null) throw problem;
+  return typeof value === 'boolean' ? value : String(value).toLowerCase() === 'true';
+}
+
+function capabilityKeyProblem(key: string): InvalidInput | null {
+  if (key.length > MAX_CAPABILITY_KEY) {
+    return new InvalidInput('Extra capability key too long', 'ExtraCapabilityTooLong');
+  }
+  if (!/^[A-Za-z0-9_.:-]+$/.test(key) || key === '__proto__') {
+    return malformed(key, 'capability names use letters, digits, _ . : -');
+  }
+  return null;
 }
 
 export function checkCapabilityKey(key: string): void {
-  if (key.length > MAX_CAPABILITY_KEY) {
-    throw new InvalidInput('Extra capability key too long', 'ExtraCapabilityTooLong');
-  }
-  if (!/^[A-Za-z0-9_.:-]+$/.test(key) || key === '__proto__') {
-    throw new InvalidInput(
-      `Malformed parameter ${key}: capability names use letters, digits, _ . : -`,
-      'MalformedParameter',
-    );
-  }
+  const problem = capabilityKeyProblem(key);
+  if (problem !== null) throw problem;
 }
 
-/** `skip` are keys the caller handled already (name, id). */
+/** Why a host body's `key` cannot take `value`, or null. Own keys only, as in splitHostFields. */
+export function hostFieldProblem(key: string, value: unknown): InvalidInput | null {
+  if (Object.hasOwn(NUMBER_FIELDS, key)) {
+    return countOf(value) === null ? malformed(key, 'must be a whole number') : null;
+  }
+  if (Object.hasOwn(TEXT_FIELDS, key)) {
+    const max = TEXT_LIMITS[key as keyof typeof TEXT_FIELDS];
+    const problem = textProblem(key, value);
+    return problem ?? (max === undefined ? null : lengthProblem(key, String(value), max));
+  }
+  if (key === 'reservable') return booleanProblem(key, value);
+  if (RESERVED_KEYS.has(key))
+    return new InvalidInput(`${key} cannot be set`, 'CantUpdateParameter');
+  return capabilityKeyProblem(key) ?? textProblem(key, value);
+}
+
+/**
+ * `skip` are keys the caller handled already (name, id). Throws the first problem
+ * (hostFieldProblem); the request classes check the same before the service is called.
+ */
 export function splitHostFields(body: Record<string, unknown>, skip: string[]): HostFields {
   const fields: HostFields = { inventory: {}, capabilities: {} };
   for (const [key, value] of Object.entries(body)) {
     if (skip.includes(key)) continue;
+    const problem = hostFieldProblem(key, value);
+    if (problem !== null) throw problem;
     // Own keys only: `constructor` or `toString` are capability names, not fields.
     if (Object.hasOwn(NUMBER_FIELDS, key)) {
-      fields.inventory[NUMBER_FIELDS[key as keyof typeof NUMBER_FIELDS]] = toCount(key, value);
+      fields.inventory[NUMBER_FIELDS[key as keyof typeof NUMBER_FIELDS]] = countOf(value) as number;
     } else if (Object.hasOwn(TEXT_FIELDS, key)) {
-      const text = toText(key, value);
-      const max = TEXT_LIMITS[key as keyof typeof TEXT_FIELDS];
-      if (max !== undefined) checkLength(key, text, max);
-      fields.inventory[TEXT_FIELDS[key as keyof typeof TEXT_FIELDS]] = text;
+      fields.inventory[TEXT_FIELDS[key as keyof typeof TEXT_FIELDS]] = String(value);
     } else if (key === 'reservable') {
       fields.reservable = toBoolean(key, value);
-    } else if (RESERVED_KEYS.has(key)) {
-      throw new InvalidInput(`${key} cannot be set`, 'CantUpdateParameter');
     } else {
-      checkCapabilityKey(key);
-      fields.capabilities[key] = toText(key, value);
+      fields.capabilities[key] = String(value);
     }
   }
   return fields;

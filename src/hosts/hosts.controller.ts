@@ -22,7 +22,6 @@ import { Caller } from '../common/auth/caller.decorator.js';
 import type { Identity } from '../common/auth/identity.js';
 import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
-import { InvalidInput } from '../common/errors.js';
 import { toBoolean } from './host-fields.js';
 import { AllocationsService } from '../pools/allocations.service.js';
 import {
@@ -38,6 +37,7 @@ import {
   HostRequirementsQuery,
 } from '../pools/dto/capacity.dto.js';
 import { PoolMoveRequest } from '../pools/dto/pool.dto.js';
+import { HostPowerBody, HostPowerRequest } from './dto/host-power.dto.js';
 import { HostCreateRequest, HostUpdateRequest } from './dto/host.request.js';
 import { HostBody, HostListBody } from './dto/host.response.js';
 import {
@@ -47,25 +47,22 @@ import {
   HostPropertyUpdateRequest,
 } from './dto/host-property.dto.js';
 import { flag, HostPropertiesService } from './host-properties.service.js';
+import { HostPowerPort } from './host-power.js';
 import { HostsService } from './hosts.service.js';
 
-type Body = Record<string, unknown>;
 type Params = Record<string, string>;
 
-function object(body: unknown): Body {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidInput('The body must be a JSON object');
-  }
-  return body as Body;
-}
-
-/** /v1/os-hosts: hosts, their properties and allocations. Admin only, as in Blazar. */
+/**
+ * /v1/os-hosts, every route: hosts, their properties, allocations, pools and power marks.
+ * Admin only, as in Blazar (capacity and availability: project readers too).
+ */
 @Controller('v1/os-hosts')
 export class HostsController {
   constructor(
     private readonly hosts: HostsService,
     private readonly properties: HostPropertiesService,
     private readonly allocations: AllocationsService,
+    private readonly power: HostPowerPort,
   ) {}
 
   @Get()
@@ -87,8 +84,8 @@ export class HostsController {
   @ApiBody({ type: HostCreateRequest })
   @ApiCreatedResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 409, 503)
-  async create(@Body() body: unknown) {
-    return { host: await this.hosts.create(object(body)) };
+  async create(@Body() body: HostCreateRequest) {
+    return { host: await this.hosts.create(body) };
   }
 
   @Get('properties')
@@ -107,13 +104,9 @@ export class HostsController {
   @ApiBody({ type: HostPropertyUpdateRequest })
   @ApiOkResponse({ type: HostPropertyBody, description: 'The property' })
   @ApiErrors(400, 401, 403, 404, 503)
-  async updateProperty(@Param('name') name: string, @Body() body: unknown) {
-    const { private: isPrivate } = object(body);
-    if (isPrivate === undefined)
-      throw new InvalidInput('Missing parameter private', 'MissingParameter');
-    return {
-      resource_property: await this.properties.setPrivate(name, toBoolean('private', isPrivate)),
-    };
+  async updateProperty(@Param('name') name: string, @Body() body: HostPropertyUpdateRequest) {
+    const isPrivate = toBoolean('private', body.private);
+    return { resource_property: await this.properties.setPrivate(name, isPrivate) };
   }
 
   @Get('allocations')
@@ -161,8 +154,8 @@ export class HostsController {
   @ApiBody({ type: HostUpdateRequest })
   @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
-  async update(@Param('id') id: string, @Body() body: unknown) {
-    return { host: await this.hosts.update(id, object(body ?? {})) };
+  async update(@Param('id') id: string, @Body() body: HostUpdateRequest) {
+    return { host: await this.hosts.update(id, body) };
   }
 
   @Delete(':id')
@@ -191,7 +184,17 @@ export class HostsController {
   @ApiBody({ type: PoolMoveRequest })
   @ApiOkResponse({ type: HostBody, description: 'The host' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
-  async move(@Param('id') id: string, @Body() body: unknown) {
-    return { host: await this.hosts.moveToPool(id, object(body)) };
+  async move(@Param('id') id: string, @Body() body: PoolMoveRequest) {
+    return { host: await this.hosts.moveToPool(id, body.pool) };
+  }
+
+  @Put(':id/power')
+  @Authorize('climate:oshosts:power')
+  @ApiOperation({ summary: 'Mark a host always on (never powered off by the plan), or not' })
+  @ApiBody({ type: HostPowerRequest })
+  @ApiOkResponse({ type: HostPowerBody, description: "The host's power" })
+  @ApiErrors(400, 401, 403, 404, 503)
+  async setPower(@Param('id') id: string, @Body() body: HostPowerRequest): Promise<HostPowerBody> {
+    return { host: await this.power.setAlwaysOn(id, toBoolean('always_on', body.always_on)) };
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { Conflict, InvalidInput, MissingParameter, NotFound } from '../common/errors.js';
+import { Conflict, InvalidInput, NotFound } from '../common/errors.js';
 import { checkLength } from '../common/storable.js';
 import type { JsonObject } from '../common/json.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
@@ -12,6 +12,7 @@ import { sql } from '../database/sql.js';
 import { clearReportedDown } from '../pools/hosts.repository.js';
 import { withTransaction } from '../database/transaction.js';
 import { HOST_USAGE, liveParamsOn, slotPeak } from '../pools/host-usage.js';
+import { hostNameOf, type HostCreateRequest, type HostUpdateRequest } from './dto/host.request.js';
 import type { HostResponse } from './dto/host.response.js';
 import { Host } from './entities/host.entity.js';
 import { builtinInventory, MAX_HOST_TEXT, splitHostFields } from './host-fields.js';
@@ -19,8 +20,8 @@ import { toHostWire } from './host.mapper.js';
 import { HostPropertiesService } from './host-properties.service.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
 import { PoolsService } from '../pools/pools.service.js';
-import { EVACUATION, type Evacuation } from '../pools/evacuation.js';
-import { FREEPOOL } from '../pools/pool-names.js';
+import { EvacuationPort } from '../pools/evacuation.js';
+import { FREEPOOL, type MovablePool } from '../pools/pool-names.js';
 import { combine } from '../requirements/host-query.js';
 import { requirementKeys } from '../requirements/requirements.js';
 
@@ -36,7 +37,7 @@ export class HostsService {
     private readonly pools: PoolsRepository,
     private readonly properties: HostPropertiesService,
     private readonly poolMoves: PoolsService,
-    @Inject(EVACUATION) private readonly healing: Evacuation,
+    private readonly healing: EvacuationPort,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
     @Inject(CONFIG) private readonly config: Config,
@@ -55,18 +56,13 @@ export class HostsService {
     return toHostWire(host, (await this.pools.poolOf(em, host.id))?.name ?? null);
   }
 
-  async create(body: Record<string, unknown>): Promise<HostResponse> {
-    const name = body.name ?? body.id;
-    if (name === undefined || name === null || name === '') throw new MissingParameter('name');
-    if (typeof name !== 'string' && typeof name !== 'number') {
-      throw new InvalidInput('Malformed parameter name', 'MalformedParameter');
-    }
-    checkLength('name', String(name), MAX_HOST_TEXT);
+  /** `body` as HostCreateRequest checked it. */
+  async create(body: HostCreateRequest): Promise<HostResponse> {
+    const name = String(hostNameOf(body));
     const fields = splitHostFields(body, ['name', 'id']);
     this.checkTopology(fields.capabilities);
     const inventory =
-      (await this.driver.hostInventory(String(name))) ??
-      builtinInventory(String(name), fields.inventory);
+      (await this.driver.hostInventory(name)) ?? builtinInventory(name, fields.inventory);
     await this.assertNoServers(inventory.hypervisorHostname);
     const host = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
@@ -104,7 +100,7 @@ export class HostsService {
    * pending or active reservation on this host depends on cannot change (409).
    * `reservable: false` marks the host failed and heals its reservations.
    */
-  async update(id: string, body: Record<string, unknown>): Promise<HostResponse> {
+  async update(id: string, body: HostUpdateRequest): Promise<HostResponse> {
     if (Object.keys(body).length === 0) throw new InvalidInput('No data to update');
     const fields = splitHostFields(body, []);
     this.checkTopology(fields.capabilities);
@@ -172,9 +168,9 @@ export class HostsService {
   }
 
   /** Moves a host between the reservation pool and the shared pool (admin). */
-  async moveToPool(id: string, body: Record<string, unknown>): Promise<HostResponse> {
+  async moveToPool(id: string, pool: MovablePool): Promise<HostResponse> {
     const host = await this.find(this.dataSource.manager, id);
-    await this.poolMoves.move(host.id, body);
+    await this.poolMoves.move(host.id, pool);
     return this.get(id);
   }
 

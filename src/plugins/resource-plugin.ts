@@ -184,5 +184,8 @@ export interface ResourcePlugin {
   describe?(em: EntityManager, reservations: Reservation[]): Promise<Map<string, object>>;
 }
 
-/** Multi-provider token: every plugin provider registers under it. */
+/** Every plugin on offer: the shipped ones, then EXTRA_PLUGINS. */
 export const RESOURCE_PLUGINS = Symbol('RESOURCE_PLUGINS');
+
+/** Plugins the app offers besides Climate's own (test doubles), provided by the app. */
+export const EXTRA_PLUGINS = Symbol('EXTRA_PLUGINS');

@@ -1,4 +1,6 @@
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { Port } from '../common/port.js';
 
 /** One allocation (or a reservation's slots) that had to leave a host. */
 export interface MovedAllocation {
@@ -11,7 +13,7 @@ export interface MovedAllocation {
 
 /**
  * Moving reservations off hosts that fail or leave the reservation pool. Each resource
- * plugin moves its own reservations; pools and hosts ask through this token, so that
+ * plugin moves its own reservations; pools and hosts ask through EvacuationPort, so that
  * they need not know the plugins.
  */
 export interface Evacuation {
@@ -23,4 +25,25 @@ export interface Evacuation {
   resync(reservationIds: string[]): Promise<void>;
 }
 
-export const EVACUATION = Symbol('EVACUATION');
+/**
+ * Where pools and hosts ask for an evacuation. The manager's healing (events/, above the
+ * plugins) registers itself into it: UpkeepModule imports PoolsModule, not the reverse.
+ */
+@Injectable()
+export class EvacuationPort extends Port<Evacuation> implements Evacuation {
+  constructor() {
+    super("Evacuation (the manager's healing, UpkeepModule)");
+  }
+
+  evacuate(tx: EntityManager, hostIds: number[], now: Date): Promise<MovedAllocation[]> {
+    return this.target.evacuate(tx, hostIds, now);
+  }
+
+  heal(): Promise<MovedAllocation[]> {
+    return this.target.heal();
+  }
+
+  resync(reservationIds: string[]): Promise<void> {
+    return this.target.resync(reservationIds);
+  }
+}

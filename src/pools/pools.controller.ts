@@ -5,11 +5,12 @@ import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { PoolListBody } from './dto/pool.dto.js';
 import { PoolsService } from './pools.service.js';
 
-@Controller('v1')
+/** /v1/pools: the pools and topology aggregates (a host's moves are /v1/os-hosts routes). */
+@Controller('v1/pools')
 export class PoolsController {
   constructor(private readonly pools: PoolsService) {}
 
-  @Get('pools')
+  @Get()
   @Authorize('climate:pools:get')
   @ApiOperation({ summary: 'List the pools and topology aggregates with their hosts' })
   @ApiOkResponse({ type: PoolListBody, description: 'The pools' })

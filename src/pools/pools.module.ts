@@ -1,8 +1,8 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
+import { Module } from '@nestjs/common';
 import { HostQueryBuilder } from '../requirements/host-query.js';
 import { FreeStarts } from './free-starts.js';
 import { AllocationsService } from './allocations.service.js';
+import { EvacuationPort } from './evacuation.js';
 import { PlacementWeights } from './placement-weights.js';
 import { PoolsController } from './pools.controller.js';
 import { PoolsRepository } from './pools.repository.js';
@@ -11,14 +11,15 @@ import { PowerReadiness } from './power-readiness.js';
 
 /**
  * Pools (freepool, shared, recycle, reservation and topology aggregates) and their sync
- * with the compute service; allocations, availability and the capacity plan.
+ * with the compute service; allocations, availability and the capacity plan. Evacuations
+ * go through EvacuationPort, which the manager's UpkeepModule fills.
  */
-@Global()
 @Module({
   controllers: [PoolsController],
   providers: [
     FreeStarts,
     AllocationsService,
+    EvacuationPort,
     HostQueryBuilder,
     PlacementWeights,
     PoolsRepository,
@@ -26,22 +27,12 @@ import { PowerReadiness } from './power-readiness.js';
     PowerReadiness,
   ],
   exports: [
-    COMPUTE_DRIVER,
-    FreeStarts,
     AllocationsService,
+    EvacuationPort,
     HostQueryBuilder,
     PoolsRepository,
     PoolsService,
     PowerReadiness,
   ],
 })
-export class PoolsModule {
-  /** The compute driver chosen by COMPUTE_DRIVER (or a test double). */
-  static forRoot(driver: ComputeDriver): DynamicModule {
-    return {
-      module: PoolsModule,
-      providers: [{ provide: COMPUTE_DRIVER, useValue: driver }],
-      exports: [COMPUTE_DRIVER],
-    };
-  }
-}
+export class PoolsModule {}

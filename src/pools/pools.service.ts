@@ -1,17 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { Conflict, InvalidInput } from '../common/errors.js';
+import { Conflict } from '../common/errors.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { claimedOn } from './host-usage.js';
 import { lockHost } from './hosts.repository.js';
 import { withTransaction } from '../database/transaction.js';
-import { EVACUATION, type Evacuation } from './evacuation.js';
-import { FREEPOOL } from './pool-names.js';
+import { EvacuationPort } from './evacuation.js';
+import { FREEPOOL, type MovablePool } from './pool-names.js';
 import { PoolsRepository } from './pools.repository.js';
 import type { PoolResponse } from './dto/pool.dto.js';
-
-const MOVABLE = ['shared', FREEPOOL] as const;
 
 /** Admin moves between the reservation pool (freepool) and the shared pool. */
 @Injectable()
@@ -19,7 +17,7 @@ export class PoolsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly pools: PoolsRepository,
-    @Inject(EVACUATION) private readonly evacuation: Evacuation,
+    private readonly evacuation: EvacuationPort,
     private readonly clock: Clock,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
   ) {}
@@ -40,11 +38,7 @@ export class PoolsService {
    * Moves a host to the shared pool or back. Leaving the reservation pool moves the
    * host's current and future allocations to other hosts, all or nothing (409).
    */
-  async move(hostId: number, body: Record<string, unknown>): Promise<void> {
-    const target = body.pool;
-    if (typeof target !== 'string' || !(MOVABLE as readonly string[]).includes(target)) {
-      throw new InvalidInput(`pool must be one of ${MOVABLE.join(', ')}`);
-    }
+  async move(hostId: number, target: MovablePool): Promise<void> {
     const result = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       const host = await lockHost(tx, hostId);

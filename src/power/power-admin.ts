@@ -4,7 +4,7 @@ import { Clock } from '../common/clock.js';
 import { NotFound } from '../common/errors.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
-import type { HostPowerResponse } from './dto/power-plan.dto.js';
+import type { HostPowerResponse } from '../hosts/dto/host-power.dto.js';
 import { PowerReport } from './power-report.js';
 import { PowerRepository } from './power.repository.js';
 

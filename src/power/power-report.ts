@@ -9,7 +9,8 @@ import { SingleFlight, within } from '../observability/bounded.js';
 import { Metrics } from '../observability/metrics.js';
 import { planHost } from './power-plan.js';
 import { PowerRepository, type HostPower } from './power.repository.js';
-import { POWER_STATES, type HostPowerResponse, type PowerPlanBody } from './dto/power-plan.dto.js';
+import { POWER_STATES, type HostPowerResponse } from '../hosts/dto/host-power.dto.js';
+import type { PowerPlanBody } from './dto/power-plan.dto.js';
 import { powerSettings, situationOf } from './situations.js';
 
 const HOUR = 3_600_000;

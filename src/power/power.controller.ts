@@ -1,22 +1,19 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
-import { InvalidInput, MissingParameter } from '../common/errors.js';
-import { toBoolean } from '../hosts/host-fields.js';
-import { HostPowerBody, HostPowerRequest, PowerPlanBody } from './dto/power-plan.dto.js';
-import { PowerAdmin } from './power-admin.js';
+import { PowerPlanBody } from './dto/power-plan.dto.js';
 import { PowerReport } from './power-report.js';
 
-/** The power plan (docs/power.md): what it does, and the admin's "always on" mark. Admin only. */
-@Controller('v1')
+/**
+ * The power plan (docs/power.md): what it does. Admin only. The "always on" mark is a
+ * /v1/os-hosts route (HostsController), which PowerAdmin serves through HostPowerPort.
+ */
+@Controller('v1/power-plan')
 export class PowerController {
-  constructor(
-    private readonly report: PowerReport,
-    private readonly admin: PowerAdmin,
-  ) {}
+  constructor(private readonly report: PowerReport) {}
 
-  @Get('power-plan')
+  @Get()
   @Authorize('climate:power_plan:get')
   @ApiOperation({
     summary:
@@ -26,22 +23,5 @@ export class PowerController {
   @ApiErrors(401, 403, 503)
   async plan(): Promise<PowerPlanBody> {
     return this.report.report();
-  }
-
-  @Put('os-hosts/:id/power')
-  @Authorize('climate:oshosts:power')
-  @ApiOperation({ summary: 'Mark a host always on (never powered off by the plan), or not' })
-  @ApiBody({ type: HostPowerRequest })
-  @ApiOkResponse({ type: HostPowerBody, description: "The host's power" })
-  @ApiErrors(400, 401, 403, 404, 503)
-  async setPower(@Param('id') id: string, @Body() body: unknown): Promise<HostPowerBody> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidInput('The body must be a JSON object');
-    }
-    const { always_on: alwaysOn, ...rest } = body as Record<string, unknown>;
-    const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw new InvalidInput(`Unknown parameter ${unknown.join(', ')}`);
-    if (alwaysOn === undefined) throw new MissingParameter('always_on');
-    return { host: await this.admin.setAlwaysOn(id, toBoolean('always_on', alwaysOn)) };
   }
 }

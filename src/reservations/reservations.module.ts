@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { EnforcementModule } from '../enforcement/enforcement.module.js';
+import { PluginsModule } from '../plugins/plugins.module.js';
+import { PoolsModule } from '../pools/pools.module.js';
 import { ReservationActions } from './reservation-actions.js';
 import { ReservationSync } from './reservation-sync.js';
 
 @Module({
-  imports: [EnforcementModule],
+  imports: [EnforcementModule, PluginsModule, PoolsModule],
   providers: [ReservationActions, ReservationSync],
   exports: [ReservationActions, ReservationSync],
 })

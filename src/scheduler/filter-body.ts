@@ -1,3 +1,4 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { json, raw, type NextFunction, type Request, type Response } from 'express';
 import type { AuthedRequest } from '../common/auth/auth.guard.js';
 import type { AuthStrategy } from '../common/auth/identity.js';
@@ -115,3 +116,29 @@ function parseWith(parser: typeof parseSmall, req: Request, res: Response): Prom
     parser(req, res, (error?: Error) => (error === undefined ? resolve() : reject(error))),
   );
 }
+
+function bodyOf(context: ExecutionContext): unknown {
+  return context.switchToHttp().getRequest<Request>().body;
+}
+
+const isObject = (body: unknown): body is Record<string, unknown> =>
+  typeof body === 'object' && body !== null && !Array.isArray(body);
+
+/**
+ * The filter's body but its host list, for the validation pipe (FilterRequestBody): the
+ * list may name the fleet, and the pipe walks and copies what it is given (about 180 ms
+ * for 100,000 names, even with the key excluded from the class).
+ */
+export const FilterFields = createParamDecorator((_: unknown, context: ExecutionContext) => {
+  const body = bodyOf(context);
+  if (!isObject(body)) return body;
+  const fields = { ...body };
+  delete fields.hosts;
+  return fields;
+});
+
+/** The filter's host list as sent (checked by the worker when large, by the service). */
+export const FilterHosts = createParamDecorator((_: unknown, context: ExecutionContext) => {
+  const body = bodyOf(context);
+  return isObject(body) ? body.hosts : undefined;
+});

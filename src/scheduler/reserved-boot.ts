@@ -21,13 +21,6 @@ const MAX_ID = 255;
 /** What Nova's side sends for a boot: the filter's request. */
 type BootRequest = FilterRequest;
 
-/** The hints of a boot that asks for its own lease: `reserved=True` and `lease_params`. */
-export function wantsReservation(body: BootRequest): boolean {
-  const hints = body.hints as Record<string, unknown> | undefined;
-  const reserved = hints?.reserved;
-  return typeof reserved === 'string' ? /^(true|1|yes)$/i.test(reserved) : reserved === true;
-}
-
 interface LeaseParams {
   name: string;
   start: string;

@@ -81,26 +81,18 @@ export class SchedulerFilterService {
   }
 
   /**
-   * The passing hosts; with `explain`, also why each other one does not pass. The cost
+   * The passing hosts, for a request FilterRequestBody passed (a reserved boot's project:
+   * ReservedBoot checked it); with `explain`, also why each other one does not pass. The cost
    * follows the request: the hosts it names, or the hinted pools, not the fleet.
    */
   async filter(body: FilterRequest, explain = false): Promise<FilterAnswer> {
-    if (typeof body.project_id !== 'string' || body.project_id === '') {
-      throw new InvalidInput('Missing parameter project_id', 'MissingParameter');
-    }
-    const project = body.project_id;
-    const hints = body.hints ?? {};
-    if (typeof hints !== 'object' || hints === null || Array.isArray(hints)) {
-      throw new InvalidInput('hints must be an object');
-    }
-    const hint = (hints as Record<string, unknown>).reservation;
+    const project = body.project_id as string;
+    const hint = (body.hints as { reservation?: unknown } | null | undefined)?.reservation;
     const wanted = hint === undefined ? [] : strings('hints.reservation', hint);
+    // The host list is not in FilterRequestBody (FilterHosts): it is checked here.
     const names =
       body.hosts === undefined || body.hosts === null ? null : strings('hosts', body.hosts);
     const specs = body.flavor_extra_specs ?? {};
-    if (typeof specs !== 'object' || specs === null || Array.isArray(specs)) {
-      throw new InvalidInput('flavor_extra_specs must be an object');
-    }
     // A request for a reservation of a resource type's own is that type's to answer.
     const request: SchedulingRequest = {
       names,

@@ -1,5 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { leftOut, Present, WellFormed } from '../../common/dto/rules.js';
 import { ApiTimestamp } from '../../common/dto/wire-date.decorator.js';
+import { BodyRules } from '../../common/validation.pipe.js';
+import { booleanProblem } from '../host-fields.js';
 
 /** GET /v1/os-hosts/properties query. */
 export class HostPropertiesQuery {
@@ -27,12 +30,19 @@ export class HostPropertyListBody {
   resource_properties!: HostPropertySummary[];
 }
 
-/** PATCH /v1/os-hosts/properties/{name} body (checked by hand). */
+/** PATCH /v1/os-hosts/properties/{name} body; other keys are ignored. */
+@BodyRules({ otherKeys: 'ignored' })
 export class HostPropertyUpdateRequest {
   @ApiProperty({
     oneOf: [{ type: 'boolean' }, { type: 'string' }],
     description: 'true or false: hide the property from non-admins',
   })
+  @Present('private', leftOut)
+  @WellFormed(
+    (value) => booleanProblem('private', value)?.message ?? null,
+    'MalformedParameter',
+    leftOut,
+  )
   private!: boolean | string;
 }
 

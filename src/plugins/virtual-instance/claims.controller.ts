@@ -4,7 +4,6 @@ import { Caller } from '../../common/auth/caller.decorator.js';
 import type { Identity } from '../../common/auth/identity.js';
 import { Authorize } from '../../common/auth/policy.js';
 import { ApiErrors } from '../../common/dto/api-errors.decorator.js';
-import { InvalidInput } from '../../common/errors.js';
 import { ClaimsService } from './claims.service.js';
 import { ClaimBody, ClaimRequest } from './dto/claim.dto.js';
 
@@ -20,11 +19,8 @@ export class ClaimsController {
   @ApiBody({ type: ClaimRequest })
   @ApiCreatedResponse({ type: ClaimBody, description: 'The claim' })
   @ApiErrors(400, 401, 403, 404, 409, 503)
-  async claim(@Caller() caller: Identity, @Param('id') id: string, @Body() body: unknown) {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidInput('The body must be a JSON object');
-    }
-    return { claim: await this.claims.claim(caller, id, body as Record<string, unknown>) };
+  async claim(@Caller() caller: Identity, @Param('id') id: string, @Body() body: ClaimRequest) {
+    return { claim: await this.claims.claim(caller, id, body) };
   }
 
   @Delete('claims/:id')

@@ -3,23 +3,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { Identity } from '../../common/auth/identity.js';
 import { Policy } from '../../common/auth/policy.js';
 import { Clock } from '../../common/clock.js';
-import {
-  ClimateError,
-  Conflict,
-  InvalidInput,
-  MissingParameter,
-  NotFound,
-} from '../../common/errors.js';
-import { checkLength } from '../../common/storable.js';
+import { ClimateError, Conflict, InvalidInput, NotFound } from '../../common/errors.js';
 import { CONFIG } from '../../config/config.module.js';
 import type { Config } from '../../config/config.js';
 import { sql } from '../../database/sql.js';
 import { hostJoin } from '../../pools/hosts.repository.js';
 import { leaseJoin, reservationsAs } from '../../model/lease-tables.js';
 import { withTransaction } from '../../database/transaction.js';
-import { MAX_SERVER_ID } from './instance-params.js';
 import { isUuid, newId } from '../../common/ids.js';
-import type { ClaimResponse } from './dto/claim.dto.js';
+import type { ClaimRequest, ClaimResponse } from './dto/claim.dto.js';
 import { Metrics } from '../../observability/metrics.js';
 
 interface Slot {
@@ -42,23 +34,9 @@ export class ClaimsService {
     private readonly policy: Policy,
   ) {}
 
-  async claim(
-    caller: Identity,
-    reservationId: string,
-    body: Record<string, unknown>,
-  ): Promise<ClaimResponse> {
-    const serverId = body.server_id;
-    if (serverId === undefined || serverId === null || serverId === '')
-      throw new MissingParameter('server_id');
-    if (typeof serverId !== 'string')
-      throw new InvalidInput('Malformed parameter server_id', 'MalformedParameter');
-    checkLength('server_id', serverId, MAX_SERVER_ID);
-    const wantedHost = body.host;
-    if (wantedHost !== undefined && typeof wantedHost !== 'string') {
-      throw new InvalidInput('Malformed parameter host', 'MalformedParameter');
-    }
+  async claim(caller: Identity, reservationId: string, body: ClaimRequest): Promise<ClaimResponse> {
     try {
-      const claim = await this.take(caller, reservationId, serverId, wantedHost);
+      const claim = await this.take(caller, reservationId, body.server_id, body.host);
       this.metrics.claims.inc({ result: 'granted' });
       return claim;
     } catch (error) {

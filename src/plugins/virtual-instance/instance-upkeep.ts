@@ -6,7 +6,6 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { PeriodicJob, PeriodicJobs } from '../../observability/periodic-jobs.js';
-import { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { makeIdentity } from '../../common/auth/identity.js';
 import { Clock } from '../../common/clock.js';
@@ -50,8 +49,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     private readonly dataSource: DataSource,
     @Inject(COMPUTE_DRIVER) private readonly driver: ComputeDriver,
-    // LeaseRemover is looked up when used: it depends on the plugins, which depend on this.
-    private readonly modules: ModuleRef,
+    private readonly leases: LeaseRemover,
     private readonly clock: Clock,
     jobs: PeriodicJobs,
     @Inject(CONFIG) private readonly config: Config,
@@ -151,9 +149,7 @@ export class InstanceUpkeep implements OnApplicationBootstrap, OnApplicationShut
         if (settled(server) && !seen) await this.mark(row.id, true);
         // A due lease's start is retrying its unshelve: that start decides.
         if (server?.status === 'ERROR' && !due) {
-          await this.modules
-            .get(LeaseRemover, { strict: false })
-            .delete(makeIdentity('climate', project, ['admin']), leaseId);
+          await this.leases.delete(makeIdentity('climate', project, ['admin']), leaseId);
           this.logger.warn({
             msg: 'reserved server in ERROR; its lease is deleted',
             server_id: id,

@@ -1,4 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { WellFormed } from '../../common/dto/rules.js';
+import { BodyRules } from '../../common/validation.pipe.js';
+import { MOVABLE_POOLS, type MovablePool } from '../pool-names.js';
 import type { AggregateKind } from '../pools.repository.js';
 
 export const POOL_KINDS = [
@@ -36,11 +39,20 @@ export class PoolListBody {
   pools!: PoolResponse[];
 }
 
-/** PUT /v1/os-hosts/{id}/pool body (checked by hand). */
+/** PUT /v1/os-hosts/{id}/pool body; other keys are ignored. */
+@BodyRules({ otherKeys: 'ignored' })
 export class PoolMoveRequest {
   @ApiProperty({
     enum: ['shared', 'freepool'],
     description: 'shared: out of the reservation pool (its allocations move); freepool: back in',
   })
-  pool!: 'shared' | 'freepool';
+  @WellFormed(
+    (pool) =>
+      (MOVABLE_POOLS as readonly unknown[]).includes(pool)
+        ? null
+        : `pool must be one of ${MOVABLE_POOLS.join(', ')}`,
+    'InvalidInput',
+    () => false,
+  )
+  pool!: MovablePool;
 }

@@ -1,11 +1,27 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { leftOut, Present, WellFormed } from '../../../common/dto/rules.js';
+import { lengthProblem } from '../../../common/storable.js';
+import { BodyRules } from '../../../common/validation.pipe.js';
+import { MAX_SERVER_ID } from '../instance-params.js';
 
-/** POST /v1/reservations/{id}/claims body (checked by hand in ClaimsService). */
+/** POST /v1/reservations/{id}/claims body; other keys are ignored. */
+@BodyRules({ otherKeys: 'ignored' })
 export class ClaimRequest {
   @ApiProperty({ maxLength: 255, description: 'The server taking a slot' })
+  @Present('server_id')
+  @WellFormed((id) =>
+    typeof id === 'string'
+      ? (lengthProblem('server_id', id, MAX_SERVER_ID)?.message ?? null)
+      : 'Malformed parameter server_id',
+  )
   server_id!: string;
 
   @ApiPropertyOptional({ description: 'A slot on this host, else the fullest host with room' })
+  @WellFormed(
+    (host) => (typeof host === 'string' ? null : 'Malformed parameter host'),
+    'MalformedParameter',
+    leftOut,
+  )
   host?: string;
 }
 
