@@ -63,7 +63,7 @@ describe('validationPipe', () => {
       name: 'MalformedParameter',
     });
     expect(await refusal({ n: 1.5, x: 2 }, Open)).toEqual({
-      message: 'Malformed parameter n; x must be text',
+      message: 'x must be text; Malformed parameter n',
       name: 'InvalidInput',
     });
   });

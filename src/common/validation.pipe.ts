@@ -1,5 +1,9 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe } from '@nestjs/common';
-import { getMetadataStorage, type ValidationError } from 'class-validator';
+import {
+  getMetadataStorage,
+  validate as classValidator,
+  type ValidationError,
+} from 'class-validator';
 import { InvalidInput } from './errors.js';
 
 /** A key a body class does not declare, checked: its error, or null when it is fine. */
@@ -72,71 +76,79 @@ class Failed extends Error {
 const common = {
   transform: true,
   whitelist: true,
-  // A body may come through a decorator of its own (FilterFields); Caller's is no class.
-  validateCustomDecorators: true,
   exceptionFactory: (e: ValidationError[]) => new Failed(e),
 };
-/** Bodies: an unknown key is a 400. */
+/** Bodies of classes without rules (the lease bodies): an unknown key is a 400. */
 const strict = new ValidationPipe({ ...common, forbidNonWhitelisted: true });
-/** Query strings, and bodies whose other keys are ignored: unknown keys are dropped. */
+/** Query strings: unknown keys are dropped. */
 const lenient = new ValidationPipe({ ...common, forbidNonWhitelisted: false });
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const declaredKeys = new WeakMap<object, Set<string>>();
+
 /** The properties a class validates (those with a class-validator decorator). */
-function declared(type: ArgumentMetadata['metatype']): Set<string> {
-  const rules = getMetadataStorage().getTargetValidationMetadatas(
-    type as NonNullable<typeof type>,
-    '',
-    true,
-    false,
-  );
-  return new Set(rules.map((r) => r.propertyName));
+function declared(type: object): Set<string> {
+  let keys = declaredKeys.get(type);
+  if (keys === undefined) {
+    const rules = getMetadataStorage().getTargetValidationMetadatas(
+      type as new () => object,
+      '',
+      true,
+      false,
+    );
+    keys = new Set(rules.map((r) => r.propertyName));
+    declaredKeys.set(type, keys);
+  }
+  return keys;
 }
 
-/** The class's properties through `lenient`, the other keys through `check`; the body as sent. */
-async function keepOtherKeys(
-  body: Record<string, unknown>,
-  metadata: ArgumentMetadata,
-  check: OtherKeyCheck,
-): Promise<Record<string, unknown>> {
-  const own = declared(metadata.metatype);
-  const entries = Object.entries(body);
-  const errors: ValidationError[] = [];
-  try {
-    await lenient.transform(Object.fromEntries(entries.filter(([k]) => own.has(k))), metadata);
-  } catch (error) {
-    if (!(error instanceof Failed)) throw error;
-    errors.push(...error.errors);
-  }
-  for (const [key, value] of entries) {
-    const problem = own.has(key) ? null : check(key, value);
-    if (problem === null) continue;
-    const constraints = { otherKey: problem.message };
-    errors.push({
-      property: key,
-      constraints,
-      contexts: { otherKey: { errorName: problem.errorName } },
-      children: [],
-    });
-  }
-  if (errors.length > 0) throw new Failed(errors);
-  return body;
+/** A key the class does not declare, as its rules take it: its error, or null. */
+function otherKeyProblem(rules: BodyOptions, key: string, value: unknown): InvalidInput | null {
+  const { otherKeys } = rules;
+  if (otherKeys === 'ignored') return null;
+  if (otherKeys === 'refused') return new InvalidInput(`Unknown parameter ${key}`);
+  return otherKeys.check(key, value);
 }
 
+function asError(key: string, problem: InvalidInput): ValidationError {
+  return {
+    property: key,
+    constraints: { otherKey: problem.message },
+    contexts: { otherKey: { errorName: problem.errorName } },
+    children: [],
+  };
+}
+
+/**
+ * A body of a class with rules: its other keys as the rules say, then its declared keys,
+ * set on a new instance, by class-validator. Not through class-transformer: these
+ * classes convert nothing, and its copy cost three times class-validator's own check
+ * (about 45 of the 70 µs Nest's pipe took per scheduler filter request). The instance,
+ * or the body as sent when it keeps its other keys.
+ */
 async function validateBody(
   value: unknown,
-  metadata: ArgumentMetadata,
+  type: new () => object,
   rules: BodyOptions,
 ): Promise<unknown> {
   const body = value === undefined && rules.none === 'empty' ? {} : value;
   if (!isJsonObject(body)) throw new InvalidInput('The body must be a JSON object');
-  const { otherKeys } = rules;
-  if (otherKeys === 'refused') return strict.transform(body, metadata);
-  if (otherKeys === 'ignored') return lenient.transform(body, metadata);
-  return keepOtherKeys(body, metadata, otherKeys.check);
+  const own = declared(type);
+  const instance = new type() as Record<string, unknown>;
+  const errors: ValidationError[] = [];
+  for (const [key, v] of Object.entries(body)) {
+    if (own.has(key)) instance[key] = v;
+    else {
+      const problem = otherKeyProblem(rules, key, v);
+      if (problem !== null) errors.push(asError(key, problem));
+    }
+  }
+  errors.push(...(await classValidator(instance)));
+  if (errors.length > 0) throw new Failed(errors);
+  return typeof rules.otherKeys === 'object' ? body : instance;
 }
 
 async function validate(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -145,7 +157,7 @@ async function validate(value: unknown, metadata: ArgumentMetadata): Promise<unk
   const rules = rulesOf(metadata.metatype);
   return rules === undefined
     ? strict.transform(value, metadata)
-    : validateBody(value, metadata, rules);
+    : validateBody(value, metadata.metatype as new () => object, rules);
 }
 
 /**

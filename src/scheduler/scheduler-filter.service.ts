@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { InvalidInput } from '../common/errors.js';
+import { isNames } from './dto/filter.dto.js';
 import { sql } from '../database/sql.js';
 import {
   PoolVerdictsRepository,
@@ -27,11 +28,8 @@ export interface FilterRequest {
 export type { FilterAnswer } from '../plugins/scheduling.js';
 
 function strings(name: string, value: unknown): string[] {
-  const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || !list.every((v) => typeof v === 'string')) {
-    throw new InvalidInput(`${name} must be a string or a list of strings`);
-  }
-  return list;
+  if (!isNames(value)) throw new InvalidInput(`${name} must be a string or a list of strings`);
+  return typeof value === 'string' ? [value] : value;
 }
 
 /**
