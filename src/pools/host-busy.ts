@@ -1,21 +1,44 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
-import { busy } from './allocation-sql.js';
+import { busy, eligible } from './allocation-sql.js';
 
 /** pg_advisory_xact_lock key of the host_busy refresh (any constant no other lock uses). */
 export const REFRESH_LOCK = 7_310_044;
 
+/** The origin of the day and hour buckets of host_busy_counts: UTC midnight. */
+export const BUCKET_ORIGIN = `timestamptz '2000-01-01 00:00:00+00'`;
+
+/**
+ * SQL adding `sign` times the in-pool stretches of `rows` (a CTE with lo, up, in_pool) to
+ * host_busy_counts: each begins in the day and hour of lo and ends in those of
+ * up - 1 microsecond (its last instant).
+ */
+function countStretches(rows: string, sign: 1 | -1): string {
+  return `INSERT INTO host_busy_counts (grain, t, starts, ends)
+    SELECT g.grain, date_bin(g.width, e.t, ${BUCKET_ORIGIN}), ${sign} * sum(e.s), ${sign} * sum(e.e)
+      FROM (SELECT lo AS t, 1 AS s, 0 AS e FROM ${rows} WHERE in_pool
+            UNION ALL SELECT up - interval '1 microsecond', 0, 1 FROM ${rows} WHERE in_pool) e
+     CROSS JOIN (VALUES ('day', interval '1 day'), ('hour', interval '1 hour')) g(grain, width)
+     GROUP BY 1, 2
+    ON CONFLICT (grain, t) DO UPDATE SET starts = host_busy_counts.starts + EXCLUDED.starts,
+                                         ends = host_busy_counts.ends + EXCLUDED.ends`;
+}
+
 /**
  * Brings host_busy (each host's busy time as merged stretches, see the HostBusy
- * migration) up to date with the allocations, for the hosts whose allocations changed
- * since the last refresh (host_busy_changes). Their stretches are rebuilt whole from their
- * allocations; the rows of host_busy_changes this refresh read are deleted with it, so a
+ * migration) and its counts (the HostBusyCounts migration) up to date, for the hosts
+ * marked in host_busy_changes since the last refresh (their allocations or their pool
+ * state changed). Their stretches are rebuilt whole from their allocations, their
+ * old stretches taken out of the counts and the new ones added, their pool state read
+ * again; the rows of host_busy_changes this refresh read are deleted with it, so a
  * change committed meanwhile stays marked for the next one. Refreshes run one at a time:
- * each, after the lock, sees what the one before it wrote. Returns how many hosts it
+ * each, after the lock, sees what the one before it wrote, and only they write these
+ * tables, so the counts always sum host_busy as it stands. Returns how many hosts it
  * rebuilt.
  *
- * Run before each capacity plan and by the manager's maintenance, so that the changes
- * waiting stay few: a create adds one row to host_busy_changes and nothing else.
+ * Run before each capacity plan and availability search and by the manager's
+ * maintenance, so that the changes waiting stay few: a create adds one row to
+ * host_busy_changes and nothing else.
  */
 export async function refreshHostBusy(em: EntityManager): Promise<number> {
   // Outside the lock: no row means nothing to do, and rows that a refresh is deleting
@@ -36,18 +59,52 @@ export async function refreshHostBusy(em: EntityManager): Promise<number> {
     );
     const hosts = marked.rows[0].hosts ?? [];
     if (hosts.length === 0) return 0;
-    await sql(tx, `DELETE FROM host_busy WHERE host_id = ANY($1::int[])`, [hosts]);
     await sql(
       tx,
-      `INSERT INTO host_busy (host_id, lo, up, prev_end)
-       SELECT host_id, lower(m), upper(m),
-              lag(upper(m)) OVER (PARTITION BY host_id ORDER BY lower(m))
-         FROM (SELECT b.host_id, unnest(range_agg(b.during)) AS m
-                 FROM ${busy(`'(,)'::tstzrange`)} b
-                WHERE b.host_id = ANY($1::int[])
-                GROUP BY b.host_id) s`,
+      `WITH old AS (DELETE FROM host_busy WHERE host_id = ANY($1::int[]) RETURNING lo, up, in_pool)
+       ${countStretches('old', -1)}`,
+      [hosts],
+    );
+    await rebuildPoolState(tx, hosts);
+    await sql(
+      tx,
+      `WITH new AS (
+         INSERT INTO host_busy (host_id, lo, up, prev_end, in_pool)
+         SELECT s.host_id, s.lo, s.up, s.prev_end, p.in_pool
+           FROM (SELECT host_id, lower(m) AS lo, upper(m) AS up,
+                        lag(upper(m)) OVER (PARTITION BY host_id ORDER BY lower(m)) AS prev_end
+                   FROM (SELECT b.host_id, unnest(range_agg(b.during)) AS m
+                           FROM ${busy(`'(,)'::tstzrange`)} b
+                          WHERE b.host_id = ANY($1::int[])
+                          GROUP BY b.host_id) m) s
+           JOIN host_busy_hosts p ON p.host_id = s.host_id
+         RETURNING lo, up, in_pool)
+       ${countStretches('new', 1)}`,
       [hosts],
     );
     return hosts.length;
   });
+}
+
+/**
+ * host_busy_hosts and host_busy_totals for `hosts`: each one's pool state read again
+ * (a host deleted leaves), the totals moved by the difference. The statement's CTEs all
+ * see the table as it was, so `old` holds the states before the upsert.
+ */
+async function rebuildPoolState(tx: EntityManager, hosts: number[]): Promise<void> {
+  await sql(
+    tx,
+    `WITH now AS (SELECT h.id AS host_id, (${eligible({ where: 'true', params: [] })}) AS in_pool
+                    FROM hosts h WHERE h.id = ANY($1::int[])),
+          old AS (SELECT host_id, in_pool FROM host_busy_hosts WHERE host_id = ANY($1::int[])),
+          gone AS (DELETE FROM host_busy_hosts
+                    WHERE host_id = ANY($1::int[]) AND host_id NOT IN (SELECT host_id FROM now)),
+          kept AS (INSERT INTO host_busy_hosts (host_id, in_pool) SELECT host_id, in_pool FROM now
+                   ON CONFLICT (host_id) DO UPDATE SET in_pool = EXCLUDED.in_pool),
+          moved AS (SELECT in_pool, sum(d) AS d
+                      FROM (SELECT in_pool, 1 AS d FROM now UNION ALL SELECT in_pool, -1 FROM old) c
+                     GROUP BY in_pool HAVING sum(d) <> 0)
+     UPDATE host_busy_totals t SET hosts = t.hosts + moved.d FROM moved WHERE moved.in_pool = t.in_pool`,
+    [hosts],
+  );
 }
