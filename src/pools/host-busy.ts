@@ -25,12 +25,25 @@ function countStretches(rows: string, sign: 1 | -1): string {
 }
 
 /**
+ * The stretches of the hosts $1 (int[]) from their allocations, as host_busy has them,
+ * each with its host's pool state (host_busy_hosts, rebuilt first).
+ */
+const FRESH = `SELECT s.host_id, s.lo, s.up, s.prev_end, p.in_pool
+  FROM (SELECT host_id, lower(m) AS lo, upper(m) AS up,
+               lag(upper(m)) OVER (PARTITION BY host_id ORDER BY lower(m)) AS prev_end
+          FROM (SELECT b.host_id, unnest(range_agg(b.during)) AS m
+                  FROM ${busy(`'(,)'::tstzrange`)} b
+                 WHERE b.host_id = ANY($1::int[])
+                 GROUP BY b.host_id) m) s
+  JOIN host_busy_hosts p ON p.host_id = s.host_id`;
+
+/**
  * Brings host_busy (each host's busy time as merged stretches, see the HostBusy
  * migration) and its counts (the HostBusyCounts migration) up to date, for the hosts
  * marked in host_busy_changes since the last refresh (their allocations or their pool
- * state changed). Their stretches are rebuilt whole from their allocations, their
- * old stretches taken out of the counts and the new ones added, their pool state read
- * again; the rows of host_busy_changes this refresh read are deleted with it, so a
+ * state changed). Their pool state is read again and their stretches rebuilt from their
+ * allocations: those that changed are taken out of the counts and replaced, and the new
+ * ones added; the rows of host_busy_changes this refresh read are deleted with it, so a
  * change committed meanwhile stays marked for the next one. Refreshes run one at a time:
  * each, after the lock, sees what the one before it wrote, and only they write these
  * tables, so the counts always sum host_busy as it stands. Returns how many hosts it
@@ -59,26 +72,24 @@ export async function refreshHostBusy(em: EntityManager): Promise<number> {
     );
     const hosts = marked.rows[0].hosts ?? [];
     if (hosts.length === 0) return 0;
+    await rebuildPoolState(tx, hosts);
+    // Only the stretches that changed are rewritten: a create changes one or two of its
+    // host's, and the others keep their rows (and their index entries).
     await sql(
       tx,
-      `WITH old AS (DELETE FROM host_busy WHERE host_id = ANY($1::int[]) RETURNING lo, up, in_pool)
+      `WITH fresh AS MATERIALIZED (${FRESH}),
+            old AS (DELETE FROM host_busy b WHERE b.host_id = ANY($1::int[]) AND NOT EXISTS (
+                      SELECT 1 FROM fresh f
+                       WHERE f.host_id = b.host_id AND f.lo = b.lo AND f.up = b.up
+                         AND f.prev_end IS NOT DISTINCT FROM b.prev_end AND f.in_pool = b.in_pool)
+                    RETURNING b.lo, b.up, b.in_pool)
        ${countStretches('old', -1)}`,
       [hosts],
     );
-    await rebuildPoolState(tx, hosts);
     await sql(
       tx,
-      `WITH new AS (
-         INSERT INTO host_busy (host_id, lo, up, prev_end, in_pool)
-         SELECT s.host_id, s.lo, s.up, s.prev_end, p.in_pool
-           FROM (SELECT host_id, lower(m) AS lo, upper(m) AS up,
-                        lag(upper(m)) OVER (PARTITION BY host_id ORDER BY lower(m)) AS prev_end
-                   FROM (SELECT b.host_id, unnest(range_agg(b.during)) AS m
-                           FROM ${busy(`'(,)'::tstzrange`)} b
-                          WHERE b.host_id = ANY($1::int[])
-                          GROUP BY b.host_id) m) s
-           JOIN host_busy_hosts p ON p.host_id = s.host_id
-         RETURNING lo, up, in_pool)
+      `WITH new AS (INSERT INTO host_busy (host_id, lo, up, prev_end, in_pool) ${FRESH}
+                    ON CONFLICT (host_id, lo) DO NOTHING RETURNING lo, up, in_pool)
        ${countStretches('new', 1)}`,
       [hosts],
     );
