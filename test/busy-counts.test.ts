@@ -33,6 +33,9 @@ const PLANS = [
   { start: BASE, end: BASE + 30 * DAY, step: DAY },
   { start: BASE + 3 * HOUR, end: BASE + 6 * DAY + 3 * HOUR, step: 6 * HOUR },
   { start: BASE + 37 * MINUTE, end: BASE + 4 * DAY + 11 * MINUTE, step: 7 * HOUR },
+  // Every hour cut late (read after the point) and early (before it).
+  { start: BASE + 50 * MINUTE, end: BASE + 12 * DAY + 50 * MINUTE, step: HOUR },
+  { start: BASE + 3 * DAY + 10 * MINUTE, end: BASE + 15 * DAY + 10 * MINUTE, step: HOUR },
   { start: BASE + 2 * DAY + 13 * MINUTE, end: BASE + 2 * DAY + 4 * HOUR, step: 90_000 },
   { start: BASE - 2 * DAY, end: BASE + 40 * DAY, step: 10 * DAY },
 ];
@@ -87,8 +90,13 @@ describe('host_busy counts', () => {
   async function change(pick: (n: number) => number): Promise<[string, boolean]> {
     const ids = await hostIds();
     const host = ids[pick(ids.length)];
-    const at = BASE + pick(30 * 24) * HOUR + (pick(3) === 0 ? pick(60) * MINUTE : 0);
-    const window = { start_date: input(at), end_date: input(at + (1 + pick(90)) * HOUR) };
+    // Half on the hour, half at any minute, so that points fall on both sides of them.
+    const minutes = () => (pick(2) === 0 ? pick(60) * MINUTE : 0);
+    const at = BASE + pick(30 * 24) * HOUR + minutes();
+    const window = {
+      start_date: input(at),
+      end_date: input(at + (1 + pick(90)) * HOUR + minutes()),
+    };
     const create = async (reservation: Record<string, unknown>) => {
       const res = await t.http
         .post('/v1/leases')
@@ -215,7 +223,7 @@ describe('host_busy counts', () => {
       [1, 2, BASE, 5],
       [3, 24, BASE + 5 * DAY + 17 * MINUTE, 4],
       [6, 50, BASE + 2 * HOUR, 3],
-      [8, 1, BASE + 9 * DAY, 5],
+      [8, 1, BASE + 9 * DAY + 45 * MINUTE, 5],
       [10, 72, BASE - DAY, 2],
     ]) {
       const url =

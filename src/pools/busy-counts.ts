@@ -47,36 +47,57 @@ function gapBox(from: string, to: string, longest: string): string {
 }
 
 /**
+ * SQL counting the in-pool stretches whose `col` (lo, or up - 1 microsecond as
+ * `up - interval '1 microsecond'`) is in [from, to).
+ */
+function stretchesIn(col: string, from: string, to: string): string {
+  const bound =
+    col === 'lo' ? `b.lo >= ${from} AND b.lo < ${to}` : `b.up > ${from} AND b.up <= ${to}`;
+  return `(SELECT count(*) FROM host_busy b WHERE b.in_pool AND ${bound})`;
+}
+
+/**
+ * What a point inside an hour (x, in the hour h) counts of that hour's stretches, of
+ * `col` (starts or ends) from x on: read stretch by stretch on the shorter side of x,
+ * the rest from the hour's row. On the hour, nothing: the hour rows hold it.
+ */
+function withinHour(col: 'starts' | 'ends'): string {
+  const at = col === 'starts' ? 'lo' : 'up';
+  return `CASE WHEN s.x = h.h THEN 0
+               WHEN s.x - h.h <= interval '30 minutes' THEN
+                 coalesce((SELECT c.${col} FROM host_busy_counts c WHERE c.grain = 'hour' AND c.t = h.h), 0)
+                 - ${stretchesIn(at, 'h.h', 's.x')}
+               ELSE ${stretchesIn(at, 's.x', "h.h + interval '1 hour'")} END`;
+}
+
+/**
  * CTEs that, after a CTE `points(x)`, define `counted(x, starts_from, ends_from)`: for
  * each point, the in-pool stretches with lo >= x and those with up > x (their last
  * instant, up - 1 microsecond, >= x). Bucket rows count both by the bucket of that
- * instant, so a row whose bucket no point cuts counts wholly for every point.
+ * instant, so a row whose bucket no point cuts counts wholly for every point from its
+ * start back; a day that a point cuts is read by hours, and a point inside an hour adds
+ * what it counts of that hour (withinHour).
  */
 const COUNTED = `
   cut_days AS (SELECT DISTINCT date_bin('1 day', x, ${BUCKET_ORIGIN}) AS d FROM points
                 WHERE x <> date_bin('1 day', x, ${BUCKET_ORIGIN})),
-  cut_hours AS (SELECT DISTINCT date_bin('1 hour', x, ${BUCKET_ORIGIN}) AS h FROM points
-                 WHERE x <> date_bin('1 hour', x, ${BUCKET_ORIGIN})),
   events AS (
     SELECT c.t AS k, c.starts AS s, c.ends AS e FROM host_busy_counts c
      WHERE c.grain = 'day' AND c.t >= (SELECT date_bin('1 day', min(x), ${BUCKET_ORIGIN}) FROM points)
        AND NOT EXISTS (SELECT 1 FROM cut_days d WHERE d.d = c.t)
     UNION ALL
     SELECT c.t, c.starts, c.ends FROM cut_days d
-      JOIN host_busy_counts c ON c.grain = 'hour' AND c.t >= d.d AND c.t < d.d + interval '1 day'
-     WHERE NOT EXISTS (SELECT 1 FROM cut_hours j WHERE j.h = c.t)
-    UNION ALL
-    SELECT b.lo, 1, 0 FROM cut_hours j
-      JOIN host_busy b ON b.in_pool AND b.lo >= j.h AND b.lo < j.h + interval '1 hour'
-    UNION ALL
-    SELECT b.up - interval '1 microsecond', 0, 1 FROM cut_hours j
-      JOIN host_busy b ON b.in_pool AND b.up > j.h AND b.up <= j.h + interval '1 hour'),
+      JOIN host_busy_counts c ON c.grain = 'hour' AND c.t >= d.d AND c.t < d.d + interval '1 day'),
   -- Latest first, each point after the events at its own instant: the sums run from x on.
   swept AS (
-    SELECT k, kind, sum(s) OVER w AS starts_from, sum(e) OVER w AS ends_from
+    SELECT k AS x, kind, sum(s) OVER w AS starts_from, sum(e) OVER w AS ends_from
       FROM (SELECT k, 0 AS kind, s, e FROM events UNION ALL SELECT x, 1, 0, 0 FROM points) a
     WINDOW w AS (ORDER BY k DESC, kind ROWS UNBOUNDED PRECEDING)),
-  counted AS (SELECT DISTINCT k AS x, starts_from, ends_from FROM swept WHERE kind = 1)`;
+  counted AS (
+    SELECT s.x, s.starts_from + ${withinHour('starts')} AS starts_from,
+           s.ends_from + ${withinHour('ends')} AS ends_from
+      FROM (SELECT DISTINCT x, starts_from, ends_from FROM swept WHERE kind = 1) s
+     CROSS JOIN LATERAL (SELECT date_bin('1 hour', s.x, ${BUCKET_ORIGIN}) AS h) h)`;
 
 /**
  * Runs one of the statements below with JIT off. The planner cannot tell how few
