@@ -19,6 +19,19 @@ export function busy(range: string): string {
   return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
 }
 
+/**
+ * The first `limit` ends (SQL) of allocations of every type in (after, before), in time
+ * order, as `t`, of the hosts `join` (SQL joined to the allocation `a`) keeps; each table
+ * read in order through its index on upper(during).
+ */
+export function allocationEnds(join: string, after: string, before: string, limit: string): string {
+  const of = (table: string) =>
+    `(SELECT upper(a.during) AS t FROM ${table} a ${join}
+       WHERE upper(a.during) > ${after} AND upper(a.during) < ${before}
+       ORDER BY upper(a.during) LIMIT ${limit})`;
+  return `${of('host_allocations')} UNION ALL ${of('instance_allocations')} ORDER BY t LIMIT ${limit}`;
+}
+
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */
 export function eligible(q: HostQuery): string {
   return `h.reservable

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { withFramedTransaction } from '../database/framed-transaction.js';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
-import { bind } from './allocation-sql.js';
+import { allocationEnds, bind } from './allocation-sql.js';
 import { BUCKET_ORIGIN } from './host-busy.js';
 import type { Span } from './host-usage.js';
 
@@ -191,16 +191,11 @@ export async function freeAtStarts(
   const last = `${bind(params, lastStart)}::timestamptz`;
   const dur = `${bind(params, `${durationMs} milliseconds`)}::interval`;
   const n = bind(params, ends - 1);
-  const endsOf = (table: string) =>
-    `(SELECT upper(a.during) AS t FROM ${table} a
-        JOIN host_busy_hosts p ON p.host_id = a.host_id AND p.in_pool
-       WHERE upper(a.during) > ${f} AND upper(a.during) < ${last}
-       ORDER BY upper(a.during) LIMIT ${n})`;
+  const inPool = `JOIN host_busy_hosts p ON p.host_id = a.host_id AND p.in_pool`;
   type Row = { start: Date; free: number; in_pool: number; read: number };
   const rows = await withoutJit<Row>(
     em,
-    `WITH later AS (${endsOf('host_allocations')} UNION ALL ${endsOf('instance_allocations')}
-                    ORDER BY t LIMIT ${n}),
+    `WITH later AS (${allocationEnds(inPool, f, last, n)}),
           candidates AS (SELECT ${f} AS c UNION SELECT t FROM later),
           points AS (SELECT c AS x FROM candidates UNION SELECT c + ${dur} FROM candidates),
           ${COUNTED},
