@@ -252,7 +252,7 @@ describe('host_busy counts', () => {
       const { rows } = await client.query<{ start: Date; free: number }>(
         `WITH candidates AS (
            SELECT $1::timestamptz AS c
-           UNION (SELECT upper(u.during) FROM ${USAGE} u JOIN hosts h ON h.id = u.host_id
+           UNION (SELECT DISTINCT upper(u.during) FROM ${USAGE} u JOIN hosts h ON h.id = u.host_id
                    WHERE ${IN_POOL} AND upper(u.during) > $1 ORDER BY 1 LIMIT 11))
          SELECT c AS start, (SELECT count(*) FROM hosts h WHERE ${IN_POOL} AND NOT EXISTS (
                   SELECT 1 FROM ${USAGE} u WHERE u.host_id = h.id
@@ -293,6 +293,34 @@ describe('host_busy counts', () => {
       'update',
     ]);
   }, 600_000);
+
+  it('should take each end once when many allocations end at the same time', async () => {
+    const at = BASE + 40 * DAY;
+    await addHosts(t.http, names('bc-same', 6), () => ({ zone: 'same' }));
+    for (let i = 0; i < 2; i++) {
+      for (const hours of [2, 3, 4]) {
+        await t.http
+          .post('/v1/leases')
+          .send({
+            name: `bc-same-${i}-${hours}`,
+            start_date: input(at),
+            end_date: input(at + hours * HOUR),
+            reservations: [hostReservation({ resource_properties: '["==", "$zone", "same"]' })],
+          })
+          .expect(201);
+      }
+    }
+    await refreshHostBusy(ds.manager);
+    const counted = await freeAtStarts(ds.manager, new Date(at), HOUR, LAST_START, 4);
+    const cleaning = CLEANING_MINUTES * MINUTE;
+    expect(counted.starts.map((s) => s.start.getTime())).toEqual([
+      at,
+      at + 2 * HOUR + cleaning,
+      at + 3 * HOUR + cleaning,
+      at + 4 * HOUR + cleaning,
+    ]);
+    expect(await problems()).toEqual([]);
+  }, 120_000);
 
   it.each([
     ['an allocation made', 'host_allocations', 'host_allocations_busy'],

@@ -20,16 +20,29 @@ export function busy(range: string): string {
 }
 
 /**
- * The first `limit` ends (SQL) of allocations of every type in (after, before), in time
- * order, as `t`, of the hosts `join` (SQL joined to the allocation `a`) keeps; each table
- * read in order through its index on upper(during).
+ * The body of a recursive CTE `name(t, n)`: the first `limit` distinct ends (SQL) of
+ * allocations of every type in (after, before), in time order, of the hosts `join` (SQL
+ * joined to the allocation `a`) keeps, then a NULL once there is none. Each step reads
+ * the next end of each table through its index on upper(during): many allocations
+ * ending at once (leases made for the same hour) cost one step.
  */
-export function allocationEnds(join: string, after: string, before: string, limit: string): string {
-  const of = (table: string) =>
-    `(SELECT upper(a.during) AS t FROM ${table} a ${join}
-       WHERE upper(a.during) > ${after} AND upper(a.during) < ${before}
-       ORDER BY upper(a.during) LIMIT ${limit})`;
-  return `${of('host_allocations')} UNION ALL ${of('instance_allocations')} ORDER BY t LIMIT ${limit}`;
+export function distinctEnds(
+  name: string,
+  join: string,
+  [after, before]: [string, string],
+  limit: string,
+): string {
+  const next = (x: string) =>
+    ['host_allocations', 'instance_allocations']
+      .map(
+        (table) => `(SELECT upper(a.during) FROM ${table} a ${join}
+                      WHERE upper(a.during) > ${x} AND upper(a.during) < ${before}
+                      ORDER BY upper(a.during) LIMIT 1)`,
+      )
+      .join(', ');
+  return `SELECT least(${next(after)}) AS t, 1 AS n
+          UNION ALL
+          SELECT least(${next('e.t')}), e.n + 1 FROM ${name} e WHERE e.t IS NOT NULL AND e.n < ${limit}`;
 }
 
 /** Reservable, in the reservation pool (not shared), and matching the requirement. */

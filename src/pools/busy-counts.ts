@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { withFramedTransaction } from '../database/framed-transaction.js';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
-import { allocationEnds, bind } from './allocation-sql.js';
+import { bind, distinctEnds } from './allocation-sql.js';
 import { BUCKET_ORIGIN } from './host-busy.js';
 import type { Span } from './host-usage.js';
 
@@ -195,8 +195,8 @@ export async function freeAtStarts(
   type Row = { start: Date; free: number; in_pool: number; read: number };
   const rows = await withoutJit<Row>(
     em,
-    `WITH later AS (${allocationEnds(inPool, f, last, n)}),
-          candidates AS (SELECT ${f} AS c UNION SELECT t FROM later),
+    `WITH RECURSIVE later(t, n) AS (${distinctEnds('later', inPool, [f, last], n)}),
+          candidates AS (SELECT ${f} AS c UNION SELECT t FROM later WHERE t IS NOT NULL),
           points AS (SELECT c AS x FROM candidates UNION SELECT c + ${dur} FROM candidates),
           ${COUNTED},
           gaps AS (
@@ -210,7 +210,7 @@ export async function freeAtStarts(
           ${TOTALS}
      SELECT c.c AS start, totals.in_pool,
             (totals.in_pool - (a.ends_from - b.starts_from - i.n))::int AS free,
-            (SELECT count(*) FROM later)::int AS read
+            (SELECT count(t) FROM later)::int AS read
        FROM candidates c
        JOIN counted a ON a.x = c.c
        JOIN counted b ON b.x = c.c + ${dur}
