@@ -35,7 +35,9 @@ const FRESH = `SELECT s.host_id, s.lo, s.up, s.prev_end, p.in_pool
                   FROM ${busy(`'(,)'::tstzrange`)} b
                  WHERE b.host_id = ANY($1::int[])
                  GROUP BY b.host_id) m) s
-  JOIN host_busy_hosts p ON p.host_id = s.host_id`;
+  JOIN host_busy_hosts p ON p.host_id = s.host_id
+ -- Said again for the pool state: without it, it was read whole (40 ms at 100,000 hosts).
+ WHERE p.host_id = ANY($1::int[])`;
 
 /**
  * Brings host_busy (each host's busy time as merged stretches, see the HostBusy
