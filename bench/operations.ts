@@ -92,6 +92,16 @@ export async function measureOperations(
   const plan = () =>
     http.get('/v1/os-hosts/capacity?start=2035-01-01%2000:00&end=2036-01-01%2000:00&step=1d');
   await m('capacity plan, 1 year by day', 20, plan);
+  // With a requirement the plan goes host by host (busy-counts.ts is for every host).
+  await m('capacity plan, 1 year by day, gpu hosts', 20, () =>
+    http.get(
+      `/v1/os-hosts/capacity?start=2035-01-01%2000:00&end=2036-01-01%2000:00&step=1d&resource_properties=${encodeURIComponent(GPU)}`,
+    ),
+  );
+  // What the web page asks: 150 steps of whole minutes from any minute, cut into hours.
+  await m('capacity plan, 30 days in 150 steps from 10:37', 20, () =>
+    http.get('/v1/os-hosts/capacity?start=2035-03-10%2010:37&end=2035-04-09%2010:37&step=288m'),
+  );
   // What a create leaves the next plan: its host marked (the INSERT is the bench's).
   await m('capacity plan, 1 year by day, a host changed', 20, async (i) => {
     await ds.query(`INSERT INTO host_busy_changes (host_id) VALUES ($1)`, [1 + (i % hosts)]);

@@ -8,7 +8,7 @@
  * Then the start and end storm (storm.ts): BENCH_STORM_LEASES host leases and as many
  * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
  * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
- * HOST_WEIGHTS=gpu=10 and without weights.
+ * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it).
  */
 import 'reflect-metadata';
 import { describeMachine } from './machine.js';
@@ -30,6 +30,7 @@ const THROUGHPUT_SECONDS = 10;
 const STORM_LEASES = Number(process.env.BENCH_STORM_LEASES ?? 1000);
 const STORM_MANAGERS = (process.env.BENCH_STORM_MANAGERS ?? '1,2').split(',').map(Number);
 const STORM_ONLY = process.env.BENCH_STORM_ONLY === '1';
+const PACKING = process.env.BENCH_PACKING !== '0';
 
 function shapes(): SeedShape[] {
   if (SHAPE === 'both') return ['today', 'blazar'];
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     });
     console.log(`\n${formatStorm(storm)}`);
   }
+  if (!PACKING) return;
   const packing = [];
   for (const weights of ['gpu=10', '']) packing.push(await runPacking(SERVER, 100, 6, weights));
   console.log(`\n${formatPacking(packing)}`);

@@ -9,8 +9,8 @@ const MIGRATIONS = join(SRC, 'database', 'migrations');
 const COMPOSER = 'src/leases/lease-creator.ts';
 
 /**
- * Each table's owner (a file, with its `-status.ts` part if it has one, or a plugin's
- * folder ending in `/`) and at most one read
+ * Each table's owner (a file, with its parts named `<owner>-<part>.ts` if it is split, or a
+ * plugin's folder ending in `/`) and at most one read
  * model that joins it; docs/development.md ("Who owns each table") says what each owns.
  */
 const OWNERS: Record<string, { owner: string; readModel?: string }> = {
@@ -36,6 +36,10 @@ const OWNERS: Record<string, { owner: string; readModel?: string }> = {
   },
   host_busy: { owner: 'src/pools/host-busy.ts', readModel: 'src/pools/capacity-plan.ts' },
   host_busy_changes: { owner: 'src/pools/host-busy.ts' },
+  // The counts the capacity plan and availability read without a requirement.
+  host_busy_counts: { owner: 'src/pools/host-busy.ts' },
+  host_busy_hosts: { owner: 'src/pools/host-busy.ts' },
+  host_busy_totals: { owner: 'src/pools/host-busy.ts' },
   placement_weights: { owner: 'src/pools/placement-weights.ts' },
   host_allocations: {
     owner: 'src/plugins/physical-host/',
@@ -151,7 +155,7 @@ function allowed(table: string, path: string): boolean {
   const { owner, readModel } = OWNERS[table];
   const owns = owner.endsWith('/')
     ? path.startsWith(owner)
-    : path === owner || path === owner.replace(/\.ts$/, '-status.ts');
+    : path === owner || path.startsWith(owner.replace(/\.ts$/, '-'));
   return owns || path === COMPOSER || path === readModel;
 }
 

@@ -21,6 +21,7 @@ import { PlacementCost1765230000002 } from './migrations/1765230000002-Placement
 import { FloatingIps1765300000000 } from './migrations/1765300000000-FloatingIps.js';
 import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
 import { PoolStateShards1765340000000 } from './migrations/1765340000000-PoolStateShards.js';
+import { HostBusyCounts1765410000000 } from './migrations/1765410000000-HostBusyCounts.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -46,4 +47,5 @@ export const MIGRATIONS = [
   FloatingIps1765300000000,
   LeaseUserEvents1765320000000,
   PoolStateShards1765340000000,
+  HostBusyCounts1765410000000,
 ];

@@ -2,26 +2,47 @@ import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { bind, eligible } from './allocation-sql.js';
+import { everyHost, planFromCounts } from './host-busy-counts.js';
 import { refreshHostBusy } from './host-busy.js';
 import type { Span } from './host-usage.js';
+
+export interface PlanStep {
+  start: Date;
+  total: number;
+  reserved: number;
+  outOfPool: number;
+}
 
 /**
  * The capacity plan: per step of [start, end), how many matching hosts are in the
  * reservation pool, how many of those are reserved at some point of the step, and how
  * many matching hosts are out of the pool (shared or not reservable). Read from
- * host_busy, brought up to date first: each busy stretch becomes the run of steps it
- * touches (date_bin), less the step where the stretch before it on the host ended (the
- * only step two stretches of a host can share, as they neither overlap nor meet), so a
- * host counts once per step; then +1 where a run begins and -1 where it ends, summed along
- * the steps: linear in the stretches of the span, whatever the steps.
+ * host_busy, brought up to date first: without a requirement from its counts per day
+ * (busy-counts.ts), with one host by host (planByHost).
  */
 export async function capacityPlan(
   em: EntityManager,
   q: HostQuery,
   span: Span,
   stepMs: number,
-): Promise<{ start: Date; total: number; reserved: number; outOfPool: number }[]> {
+): Promise<PlanStep[]> {
   await refreshHostBusy(em);
+  return everyHost(q) ? planFromCounts(em, span, stepMs) : planByHost(em, q, span, stepMs);
+}
+
+/**
+ * The plan host by host from host_busy (refreshed by the caller): each busy stretch
+ * becomes the run of steps it touches (date_bin), less the step where the stretch before it on the host ended (the
+ * only step two stretches of a host can share, as they neither overlap nor meet), so a
+ * host counts once per step; then +1 where a run begins and -1 where it ends, summed along
+ * the steps: linear in the stretches of the span, whatever the steps.
+ */
+export async function planByHost(
+  em: EntityManager,
+  q: HostQuery,
+  span: Span,
+  stepMs: number,
+): Promise<PlanStep[]> {
   const params = [...q.params];
   const start = `${bind(params, span.start)}::timestamptz`;
   const end = `${bind(params, span.end)}::timestamptz`;

@@ -4,6 +4,8 @@ import { LATEST_DATE } from '../common/dates.js';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { bind, busy, eligible } from './allocation-sql.js';
+import { everyHost, freeAtStarts } from './host-busy-counts.js';
+import { refreshHostBusy } from './host-busy.js';
 
 /** Room after the latest date for the cleaning time (at most a week) of a lease ending then. */
 const SEARCH_HORIZON = LATEST_DATE.getTime() + 366 * 86_400_000;
@@ -13,11 +15,51 @@ const SEARCH_HORIZON = LATEST_DATE.getTime() + 366 * 86_400_000;
 export class FreeStarts {
   /**
    * Earliest starts, from `from` on, at which `count` matching hosts are all free for
-   * `durationMs`: the candidates are `from` and every allocation end after it. Time is
-   * searched in chunks, nearest first, each twice as long as the last, so the cost
-   * follows the allocations near the answer, not all those after `from`.
+   * `durationMs`: the candidates are `from` and every allocation end after it. Without
+   * a requirement, the first few candidates are counted from host_busy's counts
+   * (busy-counts.ts); when fewer than `limit` of them fit, or with a requirement, time
+   * is searched host by host (byHost).
    */
   async earliestStarts(
+    em: EntityManager,
+    q: HostQuery,
+    count: number,
+    durationMs: number,
+    from: Date,
+    limit: number,
+  ): Promise<{ start: Date; free: number }[]> {
+    // Inside a transaction (a create's 409), the counts' refresh would hold its lock to
+    // the end of it and be undone with it.
+    if (everyHost(q) && em.queryRunner?.isTransactionActive !== true) {
+      const found = await this.fromCounts(em, count, durationMs, from, limit);
+      if (found !== null) return found;
+    }
+    return this.byHost(em, q, count, durationMs, from, limit);
+  }
+
+  /** The first `limit` fits when the first candidates hold them (or all); otherwise null. */
+  private async fromCounts(
+    em: EntityManager,
+    count: number,
+    durationMs: number,
+    from: Date,
+    limit: number,
+  ): Promise<{ start: Date; free: number }[] | null> {
+    const lastStart = SEARCH_HORIZON - durationMs;
+    if (from.getTime() >= lastStart) return [];
+    await refreshHostBusy(em);
+    const counted = await freeAtStarts(em, from, durationMs, new Date(lastStart), 2 * limit + 8);
+    if (counted.inPool < count) return [];
+    const fits = counted.starts.filter((s) => s.free >= count);
+    return fits.length >= limit || counted.all ? fits.slice(0, limit) : null;
+  }
+
+  /**
+   * The earliest starts host by host. Time is searched in chunks, nearest first, each
+   * twice as long as the last, so the cost follows the allocations near the answer, not
+   * all those after `from`.
+   */
+  async byHost(
     em: EntityManager,
     q: HostQuery,
     count: number,
