@@ -20,6 +20,7 @@ import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts
 import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
 import { FloatingIps1765300000000 } from './migrations/1765300000000-FloatingIps.js';
 import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
+import { PowerPlanStore1765331000000 } from './migrations/1765331000000-PowerPlanStore.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   PlacementCost1765230000002,
   FloatingIps1765300000000,
   LeaseUserEvents1765320000000,
+  PowerPlanStore1765331000000,
 ];

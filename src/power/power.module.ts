@@ -1,4 +1,8 @@
 import { Module } from '@nestjs/common';
+import { PlanCandidates } from './plan-candidates.js';
+import { PlanPages } from './plan-pages.js';
+import { PlanRefresh } from './plan-refresh.js';
+import { PlanStore } from './plan-store.js';
 import { PowerAdmin } from './power-admin.js';
 import { PowerController } from './power.controller.js';
 import { PowerReport } from './power-report.js';
@@ -16,6 +20,10 @@ import { Provisioning } from './provisioning.js';
 @Module({
   controllers: [PowerController],
   providers: [
+    PlanCandidates,
+    PlanPages,
+    PlanRefresh,
+    PlanStore,
     PowerAdmin,
     PowerReport,
     PowerRepository,

@@ -42,18 +42,6 @@ const POWER_LOCK = 7_310_043;
  */
 @Injectable()
 export class PowerRepository {
-  /** Hosts registered since the last run get their record (on). */
-  async ensureRows(em: EntityManager, now: Date): Promise<void> {
-    await sql(
-      em,
-      `INSERT INTO host_power (host_id, changed_at)
-       SELECT h.id, $1 FROM hosts h
-        WHERE NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = h.id)
-       ON CONFLICT (host_id) DO NOTHING`,
-      [now],
-    );
-  }
-
   /** Every host (or those of `ids`) with its power record (on, for one just registered), by id. */
   async hosts(em: EntityManager, ids: number[] | null = null): Promise<HostPower[]> {
     const { rows } = await sql<HostPowerRow>(
@@ -247,22 +235,6 @@ export class PowerRepository {
         WHERE host_id = ANY($1::int[]) AND holds_servers <> $2`,
       [ids, holds],
     );
-  }
-
-  /** Milliseconds each host spent off in [since, now), from the log. */
-  async offSince(em: EntityManager, since: Date, now: Date): Promise<Map<number, number>> {
-    const { rows } = await sql<{ host_id: number; ms: string }>(
-      em,
-      `WITH log AS (
-         SELECT host_id, state, at,
-                coalesce(lead(at) OVER (PARTITION BY host_id ORDER BY at, id), $2) AS until
-           FROM power_log WHERE at < $2)
-       SELECT host_id,
-              sum(extract(epoch FROM least(until, $2) - greatest(at, $1)) * 1000) AS ms
-         FROM log WHERE state = 'off' AND until > $1 GROUP BY host_id`,
-      [since, now],
-    );
-    return new Map(rows.map((r) => [r.host_id, Number(r.ms)]));
   }
 
   /** Forgets log entries before `before`, keeping each host's last one (its state then). */

@@ -1,0 +1,284 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { sql } from '../database/sql.js';
+import type { PowerState } from './power-plan.js';
+import type { StoredPlan } from './stored-plan.js';
+
+/** pg_advisory_xact_lock key of the plan's refresh (any constant no other lock uses). */
+const REFRESH_LOCK = 7_310_045;
+
+/** Milliseconds of an SQL interval, exactly (numeric). */
+const ms = (interval: string) => `(extract(epoch FROM (${interval})) * 1000)`;
+
+/** The stretch tables and the running sums over each (see the PowerPlanStore migration). */
+const STRETCHES = {
+  plan: { table: 'power_windows', sums: `('plan_now', 'plan_next')` },
+  past: { table: 'power_off_spans', sums: `('past_now', 'past_back')` },
+} as const;
+type Stretches = keyof typeof STRETCHES;
+
+/**
+ * What the stretches of `rows` (lo, up) add to each running sum of `kind` at its point
+ * `at`: c, those open at it; f, their milliseconds before it.
+ */
+function addToSums(kind: Stretches, rows: string, sign: '+' | '-'): string {
+  return `UPDATE power_sums p SET c = p.c ${sign} d.c, f = p.f ${sign} d.f
+    FROM (SELECT s.name,
+                 count(*) FILTER (WHERE x.lo < s.at AND (x.up IS NULL OR s.at <= x.up)) AS c,
+                 coalesce(sum(greatest(0, ${ms('least(coalesce(x.up, s.at), s.at) - x.lo')})), 0) AS f
+            FROM power_sums s CROSS JOIN ${rows} x
+           WHERE s.name IN ${STRETCHES[kind].sums} GROUP BY s.name) d
+   WHERE p.name = d.name`;
+}
+
+/** The events (a stretch's start +1, its end -1) of `table` in [least(a, b), greatest(a, b)). */
+function eventsBetween(table: string, a: string, b: string): string {
+  return `SELECT lo AS t, 1 AS s FROM ${table} WHERE lo >= least(${a}, ${b}) AND lo < greatest(${a}, ${b})
+          UNION ALL
+          SELECT up, -1 FROM ${table} WHERE up >= least(${a}, ${b}) AND up < greatest(${a}, ${b})`;
+}
+
+export interface PlanSummary {
+  /** Hosts per power state. */
+  states: Record<PowerState, number>;
+  /** Milliseconds of host time planned off over the next 30 days. */
+  nextMs: number;
+  /** Milliseconds of host time spent off over the past 30 days. */
+  pastMs: number;
+}
+
+/**
+ * The power plan as kept between runs: power_plan, power_windows, power_off_spans,
+ * power_sums, power_state_counts and the change log (the PowerPlanStore migration).
+ * Written only by the refresh, one at a time under its lock.
+ */
+@Injectable()
+export class PlanStore {
+  async lock(tx: EntityManager): Promise<void> {
+    await sql(tx, `SELECT pg_advisory_xact_lock(${REFRESH_LOCK})`);
+  }
+
+  /** Records the settings; if they differ from the plan's, every host is looked at again. */
+  async settings(tx: EntityManager, settings: string): Promise<void> {
+    await sql(
+      tx,
+      `WITH changed AS (
+         UPDATE power_plan_settings SET settings = $1 WHERE id = 1 AND settings <> $1 RETURNING id)
+       INSERT INTO power_plan_changes (host_id)
+       SELECT id FROM hosts WHERE EXISTS (SELECT 1 FROM changed)
+       UNION SELECT host_id FROM power_plan WHERE EXISTS (SELECT 1 FROM changed)`,
+      [settings],
+    );
+  }
+
+  /** Hosts registered since get their power record (on), as the plan first sees them. */
+  async ensurePowerRows(tx: EntityManager, now: Date): Promise<void> {
+    await sql(
+      tx,
+      `INSERT INTO host_power (host_id, changed_at)
+       SELECT DISTINCT c.host_id, $1::timestamptz FROM power_plan_changes c
+         JOIN hosts h ON h.id = c.host_id
+        WHERE NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = c.host_id)
+       ON CONFLICT (host_id) DO NOTHING`,
+      [now],
+    );
+  }
+
+  /** The hosts marked changed, taken (a change committed meanwhile stays for the next). */
+  async takeChanges(tx: EntityManager): Promise<number[]> {
+    const { rows } = await sql<{ hosts: number[] | null }>(
+      tx,
+      `WITH taken AS (DELETE FROM power_plan_changes RETURNING host_id)
+       SELECT array_agg(DISTINCT host_id) AS hosts FROM taken`,
+    );
+    return rows[0].hosts ?? [];
+  }
+
+  /** Hosts whose plan can have changed by the clock alone. */
+  async due(tx: EntityManager, now: Date): Promise<number[]> {
+    const { rows } = await sql<{ host_id: number }>(
+      tx,
+      `SELECT host_id FROM power_plan WHERE recheck_at <= $1`,
+      [now],
+    );
+    return rows.map((r) => r.host_id);
+  }
+
+  /** The power state each of `ids` had when its plan was last stored. */
+  async storedStates(tx: EntityManager, ids: number[]): Promise<Map<number, PowerState>> {
+    const { rows } = await sql<{ host_id: number; state: PowerState }>(
+      tx,
+      `SELECT host_id, state FROM power_plan WHERE host_id = ANY($1::int[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.host_id, r.state]));
+  }
+
+  /** Replaces the off windows of `ids` with `windows`, keeping the running sums. */
+  async replaceWindows(
+    tx: EntityManager,
+    ids: number[],
+    windows: { hostId: number; start: number; end: number | null }[],
+  ): Promise<void> {
+    await sql(
+      tx,
+      `WITH x AS (DELETE FROM power_windows WHERE host_id = ANY($1::int[]) RETURNING lo, up)
+       ${addToSums('plan', 'x', '-')}`,
+      [ids],
+    );
+    if (windows.length === 0) return;
+    await sql(
+      tx,
+      `WITH x AS (
+         INSERT INTO power_windows (host_id, lo, up)
+         SELECT * FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[]) RETURNING lo, up)
+       ${addToSums('plan', 'x', '+')}`,
+      [
+        windows.map((w) => w.hostId),
+        windows.map((w) => new Date(w.start)),
+        windows.map((w) => (w.end === null ? null : new Date(w.end))),
+      ],
+    );
+  }
+
+  /**
+   * Brings the off spans of `ids` up to date with power_log: each host's latest span and
+   * the ones after it are read again from the log (a deleted host's spans all go).
+   */
+  async refreshSpans(tx: EntityManager, ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    const { rows } = await sql<{ host_id: number; since: Date | null }>(
+      tx,
+      `SELECT i AS host_id, (SELECT max(lo) FROM power_off_spans s WHERE s.host_id = i) AS since
+         FROM unnest($1::int[]) i`,
+      [ids],
+    );
+    const params = [rows.map((r) => r.host_id), rows.map((r) => r.since)];
+    await sql(
+      tx,
+      `WITH x AS (
+         DELETE FROM power_off_spans s USING unnest($1::int[], $2::timestamptz[]) AS m(host_id, since)
+          WHERE s.host_id = m.host_id AND (m.since IS NULL OR s.lo >= m.since) RETURNING s.lo, s.up)
+       ${addToSums('past', 'x', '-')}`,
+      params,
+    );
+    await sql(
+      tx,
+      `WITH m AS (SELECT * FROM unnest($1::int[], $2::timestamptz[]) AS m(host_id, since)),
+       log AS (
+         SELECT l.host_id, l.state, l.at,
+                lead(l.at) OVER (PARTITION BY l.host_id ORDER BY l.at, l.id) AS next
+           FROM power_log l JOIN m ON m.host_id = l.host_id
+          WHERE m.since IS NULL OR l.at >= m.since),
+       x AS (
+         INSERT INTO power_off_spans (host_id, lo, up)
+         SELECT host_id, at, next FROM log WHERE state = 'off' RETURNING lo, up)
+       ${addToSums('past', 'x', '+')}`,
+      params,
+    );
+  }
+
+  /** Stores the plans of hosts that exist and forgets those of `gone`. */
+  async writePlans(
+    tx: EntityManager,
+    plans: { hostId: number; state: PowerState; plan: StoredPlan }[],
+    gone: number[],
+    now: Date,
+  ): Promise<void> {
+    if (gone.length > 0) {
+      await sql(tx, `DELETE FROM power_plan WHERE host_id = ANY($1::int[])`, [gone]);
+    }
+    if (plans.length === 0) return;
+    const column = <T>(f: (p: (typeof plans)[number]) => T) => plans.map(f);
+    await sql(
+      tx,
+      `INSERT INTO power_plan (host_id, state, keep_on, want, now_to, act, needed_at, recheck_at, computed_at)
+       SELECT *, $9::timestamptz FROM unnest($1::int[], $2::text[], $3::bool[], $4::text[], $5::text[],
+                                             $6::text[], $7::float8[], $8::timestamptz[])
+       ON CONFLICT (host_id) DO UPDATE SET state = excluded.state, keep_on = excluded.keep_on,
+         want = excluded.want, now_to = excluded.now_to, act = excluded.act,
+         needed_at = excluded.needed_at, recheck_at = excluded.recheck_at,
+         computed_at = excluded.computed_at`,
+      [
+        column((p) => p.hostId),
+        column((p) => p.state),
+        column((p) => p.plan.keepOn),
+        column((p) => p.plan.want),
+        column((p) => p.plan.nowTo),
+        column((p) => p.plan.act),
+        // float8 takes 'Infinity' and '-Infinity' as text, not JSON's null.
+        column((p) => String(p.plan.neededAt)),
+        column((p) => new Date(p.plan.recheckAt)),
+        now,
+      ],
+    );
+  }
+
+  async addCounts(tx: EntityManager, deltas: Map<PowerState, number>): Promise<void> {
+    const changed = [...deltas].filter(([, n]) => n !== 0);
+    if (changed.length === 0) return;
+    await sql(
+      tx,
+      `UPDATE power_state_counts c SET n = c.n + d.n
+         FROM unnest($1::text[], $2::int[]) AS d(state, n) WHERE c.state = d.state`,
+      [changed.map(([s]) => s), changed.map(([, n]) => n)],
+    );
+  }
+
+  /**
+   * Moves the running sums to `now` (and 30 days either side), reading only the
+   * stretches that start or end between where each was and where it goes, and returns
+   * the fleet's figures.
+   */
+  async summary(tx: EntityManager, now: Date, days30Ms: number): Promise<PlanSummary> {
+    const event = (name: string, table: string) =>
+      `SELECT t, s FROM (${eventsBetween(table, 'm.at', 'm.target')}) e WHERE m.name LIKE '${name}%'`;
+    const { rows } = await sql<{
+      next_ms: number;
+      past_ms: number;
+      states: Record<string, number>;
+    }>(
+      tx,
+      `WITH m AS (
+         SELECT s.name, s.at, s.c, s.f, t.target
+           FROM power_sums s JOIN (VALUES ('plan_now', $1::timestamptz),
+                                          ('plan_next', $1::timestamptz + $2 * interval '1 millisecond'),
+                                          ('past_now', $1::timestamptz),
+                                          ('past_back', $1::timestamptz - $2 * interval '1 millisecond'))
+                AS t(name, target) ON t.name = s.name),
+       d AS (
+         SELECT m.name, coalesce(sum(e.s), 0) AS n,
+                coalesce(sum(e.s * ${ms('greatest(m.at, m.target) - e.t')}), 0) AS w
+           FROM m LEFT JOIN LATERAL (
+             ${event('plan', 'power_windows')} UNION ALL ${event('past', 'power_off_spans')}) e ON true
+          GROUP BY m.name),
+       moved AS (
+         UPDATE power_sums p SET at = m.target,
+           c = CASE WHEN m.target >= m.at THEN m.c + d.n ELSE m.c - d.n END,
+           f = CASE WHEN m.target >= m.at THEN m.f + m.c * ${ms('m.target - m.at')} + d.w
+                    ELSE m.f - (m.c - d.n) * ${ms('m.at - m.target')} - d.w END
+           FROM m JOIN d ON d.name = m.name
+          WHERE p.name = m.name RETURNING p.name, p.f)
+       SELECT (max(f) FILTER (WHERE name = 'plan_next') - max(f) FILTER (WHERE name = 'plan_now'))::float8 AS next_ms,
+              (max(f) FILTER (WHERE name = 'past_now') - max(f) FILTER (WHERE name = 'past_back'))::float8 AS past_ms,
+              (SELECT jsonb_object_agg(state, n) FROM power_state_counts) AS states
+         FROM moved`,
+      [now, days30Ms],
+    );
+    const r = rows[0];
+    const states = { on: 0, off: 0, booting: 0, stopping: 0 };
+    for (const state of Object.keys(states) as PowerState[])
+      states[state] = Number(r.states[state]);
+    return { states, nextMs: Math.max(0, r.next_ms), pastMs: Math.max(0, r.past_ms) };
+  }
+
+  /** Forgets off spans ended before `before` (behind both past sums: they count for neither). */
+  async pruneSpans(em: EntityManager, before: Date): Promise<void> {
+    await sql(
+      em,
+      `DELETE FROM power_off_spans
+        WHERE up < $1 AND up < (SELECT min(at) FROM power_sums WHERE name IN ${STRETCHES.past.sums})`,
+      [before],
+    );
+  }
+}
