@@ -28,10 +28,25 @@ export class PlanCandidates {
 
   /**
    * Hosts on that should be off: those last seen with servers last, then the longest
-   * off within the decision horizon [now, now + horizonMs) first (hosts last seen with
-   * servers have no stored windows: among them, by id).
+   * off within the decision horizon [now, now + horizonMs) first, then by id (hosts last
+   * seen with servers have no stored windows: among them, by id). Hosts off for the whole
+   * horizon come first: when there are enough of them (a fleet just put under the plan),
+   * they are the answer, found in id order without sorting every candidate.
    */
   async offs(em: EntityManager, now: Date, horizonMs: number, limit: number): Promise<Candidate[]> {
+    const until = new Date(now.getTime() + horizonMs);
+    const { rows: whole } = await sql<{ host_id: number; name: string }>(
+      em,
+      `SELECT pp.host_id, h.hypervisor_hostname AS name
+         FROM power_plan pp JOIN hosts h ON h.id = pp.host_id
+        WHERE pp.act = 'off'
+          AND NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = pp.host_id AND hp.holds_servers)
+          AND EXISTS (SELECT 1 FROM power_windows w WHERE w.host_id = pp.host_id
+                         AND w.lo <= $1 AND (w.up IS NULL OR w.up >= $2))
+        ORDER BY pp.host_id LIMIT $3`,
+      [now, until, limit],
+    );
+    if (whole.length >= limit) return whole.map((r) => ({ hostId: r.host_id, name: r.name }));
     const { rows } = await sql<{ host_id: number; name: string }>(
       em,
       `SELECT pp.host_id, h.hypervisor_hostname AS name
@@ -45,7 +60,7 @@ export class PlanCandidates {
                    WHERE w.host_id = pp.host_id AND w.lo < $2 AND (w.up IS NULL OR w.up > $1)) DESC,
                  pp.host_id
         LIMIT $3`,
-      [now, new Date(now.getTime() + horizonMs), limit],
+      [now, until, limit],
     );
     return rows.map((r) => ({ hostId: r.host_id, name: r.name }));
   }

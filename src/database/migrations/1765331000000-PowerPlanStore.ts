@@ -37,7 +37,11 @@ export class PowerPlanStore1765331000000 implements MigrationInterface {
         recheck_at timestamptz NOT NULL,
         computed_at timestamptz NOT NULL)`);
     await q.query(`CREATE INDEX power_plan_recheck ON power_plan (recheck_at)`);
-    await q.query(`CREATE INDEX power_plan_act ON power_plan (act) WHERE act IS NOT NULL`);
+    // The manager's candidates in its order, however many hosts want switching.
+    await q.query(
+      `CREATE INDEX power_plan_act_on ON power_plan (needed_at, host_id) WHERE act = 'on'`,
+    );
+    await q.query(`CREATE INDEX power_plan_act_off ON power_plan (host_id) WHERE act = 'off'`);
     await q.query(
       `CREATE INDEX power_plan_now_to ON power_plan (host_id) WHERE now_to IS NOT NULL`,
     );
