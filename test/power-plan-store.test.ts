@@ -242,8 +242,21 @@ describe('the power plan kept as it changes, against the full computation', () =
     await t.http.put('/v1/os-hosts/12').send({ reservable: false }).expect(200);
     await t.http.put('/v1/os-hosts/13/power').send({ always_on: true }).expect(200);
     await expectSame();
+    // Changes made in the database alone, to hosts off and planned off (kept on from now).
+    const off = await client.query<{ host_id: number }>(
+      `SELECT host_id FROM power_plan WHERE state = 'off' AND want = 'off' AND recheck_at > $1
+        ORDER BY host_id LIMIT 2`,
+      [clock.now()],
+    );
+    expect(off.rows).toHaveLength(2);
+    const [first, second] = off.rows.map((r) => r.host_id);
+    await client.query(`UPDATE hosts SET reservable = false WHERE id = $1`, [first]);
+    await client.query(`UPDATE host_power SET holds_servers = true WHERE host_id = $1`, [second]);
+    await expectSame();
     // Servers found on the next hosts the manager wants off: kept on, reported so.
-    driver.servers.set('bench-000014', [{ id: 's', name: 's', projectId: 'p', preemptible: false }]);
+    driver.servers.set('bench-000014', [
+      { id: 's', name: 's', projectId: 'p', preemptible: false },
+    ]);
     const [added, removed] = await addHosts(t.http, ['new-1', 'new-2']);
     await expectSame();
     await t.http.delete(`/v1/os-hosts/${removed}`).expect(204);
