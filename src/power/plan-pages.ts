@@ -99,8 +99,13 @@ export class PlanPages {
   async windows(em: EntityManager, ids: number[], now: Date): Promise<Map<number, Interval[]>> {
     const { rows } = await sql<{ host_id: number; lo: Date; up: Date | null }>(
       em,
-      `SELECT host_id, lo, up FROM power_windows
-        WHERE host_id = ANY($1::int[]) AND (up IS NULL OR up > $2) ORDER BY host_id, lo`,
+      // Host by host on the (host_id, lo) index, whatever the statistics say: `up > $2`
+      // alone would match most of the fleet's windows.
+      `SELECT w.host_id, w.lo, w.up FROM unnest($1::int[]) AS i(id)
+         CROSS JOIN LATERAL (
+           SELECT host_id, lo, up FROM power_windows
+            WHERE host_id = i.id AND coalesce(up, 'infinity') > $2 ORDER BY lo) w
+        ORDER BY w.host_id, w.lo`,
       [ids, now],
     );
     const windows = new Map<number, Interval[]>();

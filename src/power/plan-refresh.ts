@@ -40,7 +40,9 @@ export class PlanRefresh {
       await this.store.lock(tx);
       const s = powerSettings(this.config);
       await this.store.settings(tx, JSON.stringify({ plan: this.config.power.plan, ...s }));
-      if (this.config.power.plan) await this.store.ensurePowerRows(tx, now);
+      if (this.config.power.plan) {
+        await this.store.ensurePowerRows(tx, await this.store.changes(tx), now);
+      }
       const changed = await this.store.takeChanges(tx);
       const due = await this.store.due(tx, now);
       const ids = [...new Set([...changed, ...due])].sort((a, b) => a - b);

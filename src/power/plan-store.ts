@@ -71,16 +71,27 @@ export class PlanStore {
     );
   }
 
-  /** Hosts registered since get their power record (on), as the plan first sees them. */
-  async ensurePowerRows(tx: EntityManager, now: Date): Promise<void> {
+  /** The hosts marked changed, left marked. */
+  async changes(tx: EntityManager): Promise<number[]> {
+    const { rows } = await sql<{ hosts: number[] | null }>(
+      tx,
+      `SELECT array_agg(DISTINCT host_id) AS hosts FROM power_plan_changes`,
+    );
+    return rows[0].hosts ?? [];
+  }
+
+  /**
+   * Hosts of `ids` registered since get their power record (on), as the plan first sees
+   * them: probes by id (an anti-join would read every record).
+   */
+  async ensurePowerRows(tx: EntityManager, ids: number[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
     await sql(
       tx,
       `INSERT INTO host_power (host_id, changed_at)
-       SELECT DISTINCT c.host_id, $1::timestamptz FROM power_plan_changes c
-         JOIN hosts h ON h.id = c.host_id
-        WHERE NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = c.host_id)
+       SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
        ON CONFLICT (host_id) DO NOTHING`,
-      [now],
+      [ids, now],
     );
   }
 

@@ -54,9 +54,9 @@ export class PowerRepository {
          FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
            ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
-        WHERE $1::int[] IS NULL OR h.id = ANY($1::int[])
+        ${ids === null ? '' : 'WHERE h.id = ANY($1::int[])'}
         ORDER BY h.id`,
-      [ids],
+      ids === null ? [] : [ids],
     );
     return rows.map((r) => ({
       hostId: r.host_id,
@@ -70,7 +70,10 @@ export class PowerRepository {
     }));
   }
 
-  /** What the backlog holds on each host over [from, until): allocations and slots. */
+  /**
+   * What the backlog holds on each host (or those of `ids`) over [from, until):
+   * allocations and slots. With `ids`, read host by host on the allocation indexes.
+   */
   async usage(
     em: EntityManager,
     from: Date,
@@ -81,8 +84,8 @@ export class PowerRepository {
       em,
       `SELECT a.host_id, lower(a.during) AS s, upper(a.during) AS e FROM ${HOST_USAGE} a
         WHERE a.during && tstzrange($1, $2, '[)')
-          AND ($3::int[] IS NULL OR a.host_id = ANY($3::int[]))`,
-      [from, until, ids],
+          ${ids === null ? '' : 'AND a.host_id = ANY($3::int[])'}`,
+      ids === null ? [from, until] : [from, until, ids],
     );
     const usage = new Map<number, Interval[]>();
     for (const r of rows) {
