@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
+import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
 import type { PowerSettings, PowerState } from './power-plan.js';
@@ -12,6 +13,9 @@ import { powerSettings, situationOf } from './situations.js';
 import { readHorizonMs, storedPlan } from './stored-plan.js';
 
 export const DAYS_30_MS = 30 * 24 * 3_600_000;
+
+/** How old a refresh's summary may be for the gauges of /metrics. */
+const REUSE_MS = 1000;
 
 /** Hosts computed per round of statements (a first run, or a change of settings, does all). */
 const CHUNK = 2000;
@@ -33,19 +37,44 @@ export class PlanRefresh {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
+  private last: { at: number; summary: PlanSummary } | null = null;
+
+  /**
+   * The summary of this process's last refresh if it is at most REUSE_MS old and nothing
+   * has been marked changed since (one probe); else a refresh. For /metrics' gauges,
+   * published right after the run's own refresh.
+   */
+  async recent(now = this.clock.now()): Promise<PlanSummary> {
+    const last = this.last;
+    if (last !== null && now.getTime() - last.at <= REUSE_MS) {
+      const { rows } = await sql<{ marked: boolean }>(
+        this.dataSource.manager,
+        `SELECT EXISTS (SELECT 1 FROM power_plan_changes)
+             OR EXISTS (SELECT 1 FROM host_busy_changes) AS marked`,
+      );
+      if (!rows[0].marked) return last.summary;
+    }
+    return this.refresh(now);
+  }
+
   async refresh(now = this.clock.now()): Promise<PlanSummary> {
+    const summary = await this.refreshOnce(now);
+    this.last = { at: now.getTime(), summary };
+    return summary;
+  }
+
+  private async refreshOnce(now: Date): Promise<PlanSummary> {
     // host_busy rebuilt for hosts whose allocations changed marks them for the plan.
     await refreshHostBusy(this.dataSource.manager);
     return withTransaction(this.dataSource, async (tx) => {
       await this.store.lock(tx);
       const s = powerSettings(this.config);
-      await this.store.settings(tx, JSON.stringify({ plan: this.config.power.plan, ...s }));
-      if (this.config.power.plan) {
-        await this.store.ensurePowerRows(tx, await this.store.changes(tx), now);
-      }
+      const settings = JSON.stringify({ plan: this.config.power.plan, ...s });
       const changed = await this.store.takeChanges(tx);
-      const due = await this.store.due(tx, now);
-      const ids = [...new Set([...changed, ...due])].sort((a, b) => a - b);
+      if (this.config.power.plan) await this.store.ensurePowerRows(tx, changed, now);
+      const { due, otherSettings } = await this.store.due(tx, now, settings);
+      const all = otherSettings ? await this.store.resetSettings(tx, settings) : [];
+      const ids = [...new Set([...changed, ...due, ...all])].sort((a, b) => a - b);
       const marked = new Set(changed);
       for (let i = 0; i < ids.length; i += CHUNK) {
         const chunk = ids.slice(i, i + CHUNK);

@@ -58,41 +58,43 @@ export class PlanStore {
     await sql(tx, `SELECT pg_advisory_xact_lock(${REFRESH_LOCK})`);
   }
 
-  /** Records the settings; if they differ from the plan's, every host is looked at again. */
-  async settings(tx: EntityManager, settings: string): Promise<void> {
-    await sql(
+  /**
+   * Records `settings` as the plan's; returns every host (and every host planned) when
+   * they differed: the plan is then computed again for all.
+   */
+  async resetSettings(tx: EntityManager, settings: string): Promise<number[]> {
+    const { rows } = await sql<{ hosts: number[] | null }>(
       tx,
       `WITH changed AS (
          UPDATE power_plan_settings SET settings = $1 WHERE id = 1 AND settings <> $1 RETURNING id)
-       INSERT INTO power_plan_changes (host_id)
-       SELECT id FROM hosts WHERE EXISTS (SELECT 1 FROM changed)
-       UNION SELECT host_id FROM power_plan WHERE EXISTS (SELECT 1 FROM changed)`,
+       SELECT array_agg(id) AS hosts FROM (
+         SELECT id FROM hosts WHERE EXISTS (SELECT 1 FROM changed)
+         UNION SELECT host_id FROM power_plan WHERE EXISTS (SELECT 1 FROM changed)) a`,
       [settings],
-    );
-  }
-
-  /** The hosts marked changed, left marked. */
-  async changes(tx: EntityManager): Promise<number[]> {
-    const { rows } = await sql<{ hosts: number[] | null }>(
-      tx,
-      `SELECT array_agg(DISTINCT host_id) AS hosts FROM power_plan_changes`,
     );
     return rows[0].hosts ?? [];
   }
 
   /**
-   * Hosts of `ids` registered since get their power record (on), as the plan first sees
-   * them: probes by id (an anti-join would read every record).
+   * Of `ids`, hosts registered since get their power record (on), as the plan first sees
+   * them: probes by id (an anti-join would read every record). The marks the new records
+   * make are dropped: the caller computes these hosts now.
    */
   async ensurePowerRows(tx: EntityManager, ids: number[], now: Date): Promise<void> {
     if (ids.length === 0) return;
-    await sql(
+    const { rows } = await sql<{ added: number[] | null }>(
       tx,
-      `INSERT INTO host_power (host_id, changed_at)
-       SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
-       ON CONFLICT (host_id) DO NOTHING`,
+      `WITH added AS (
+         INSERT INTO host_power (host_id, changed_at)
+         SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
+         ON CONFLICT (host_id) DO NOTHING RETURNING host_id)
+       SELECT array_agg(host_id) AS added FROM added`,
       [ids, now],
     );
+    const added = rows[0].added ?? [];
+    if (added.length > 0) {
+      await sql(tx, `DELETE FROM power_plan_changes WHERE host_id = ANY($1::int[])`, [added]);
+    }
   }
 
   /** The hosts marked changed, taken (a change committed meanwhile stays for the next). */
@@ -105,14 +107,22 @@ export class PlanStore {
     return rows[0].hosts ?? [];
   }
 
-  /** Hosts whose plan can have changed by the clock alone. */
-  async due(tx: EntityManager, now: Date): Promise<number[]> {
-    const { rows } = await sql<{ host_id: number }>(
+  /**
+   * Hosts whose plan can have changed by the clock alone, and whether the plan was
+   * computed with other settings than `settings`.
+   */
+  async due(
+    tx: EntityManager,
+    now: Date,
+    settings: string,
+  ): Promise<{ due: number[]; otherSettings: boolean }> {
+    const { rows } = await sql<{ due: number[]; other: boolean }>(
       tx,
-      `SELECT host_id FROM power_plan WHERE recheck_at <= $1`,
-      [now],
+      `SELECT array(SELECT host_id FROM power_plan WHERE recheck_at <= $1) AS due,
+              (SELECT settings FROM power_plan_settings WHERE id = 1) <> $2 AS other`,
+      [now, settings],
     );
-    return rows.map((r) => r.host_id);
+    return { due: rows[0].due, otherSettings: rows[0].other };
   }
 
   /** The power state each of `ids` had when its plan was last stored. */

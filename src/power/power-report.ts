@@ -136,7 +136,7 @@ export class PowerReport implements OnModuleInit {
   async refreshMetrics(): Promise<void> {
     if (!this.config.power.plan) return;
     this.published = await this.reads.run(() =>
-      within(this.refresh.refresh(), this.config.databaseConnectTimeoutMs * 2, 'the power plan'),
+      within(this.refresh.recent(), this.config.databaseConnectTimeoutMs * 2, 'the power plan'),
     );
   }
 

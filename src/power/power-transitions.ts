@@ -98,15 +98,11 @@ export class PowerTransitions {
     const max = this.config.power.maxTransitionsPerMinute;
     const minuteAgo = new Date(now.getTime() - 60_000);
     if ((await this.repo.begunSince(em, minuteAgo)) >= max) return [];
-    const ons = await this.candidates.ons(em, max);
+    const picked = await this.candidates.pick(em, now, decisionHorizonMs(s), max);
+    const ons = picked.ons;
     const wanted = max - ons.length;
-    const offs =
-      wanted > 0
-        ? await this.withoutServers(
-            await this.candidates.offs(em, now, decisionHorizonMs(s), wanted * 3),
-            wanted,
-          )
-        : [];
+    const offs = wanted > 0 ? await this.withoutServers(await picked.offs(wanted * 3), wanted) : [];
+    if (ons.length === 0 && offs.length === 0) return [];
     return withTransaction(this.dataSource, async (tx) => {
       if (!(await this.repo.tryDecisionLock(tx))) return [];
       let room = max - (await this.repo.begunSince(tx, minuteAgo));
