@@ -296,5 +296,13 @@ describe('the power plan kept as it changes, against the full computation', () =
       await step(t);
     }
     await expectSame();
+    // A host that has been off, deleted: its hours go with it (as its log does).
+    const { rows } = await client.query<{ id: number }>(
+      `SELECT h.id FROM hosts h WHERE h.hypervisor_hostname = 'new-1'
+          AND EXISTS (SELECT 1 FROM power_off_spans s WHERE s.host_id = h.id)`,
+    );
+    expect(rows).toHaveLength(1);
+    await t.http.delete(`/v1/os-hosts/${rows[0].id}`).expect(204);
+    await expectSame();
   });
 });

@@ -6,7 +6,7 @@ import type { Config } from '../config/config.js';
 import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
-import type { PowerSettings, PowerState } from './power-plan.js';
+import type { PowerSettings } from './power-plan.js';
 import { PlanStore, type PlanSummary } from './plan-store.js';
 import { PowerRepository } from './power.repository.js';
 import { powerSettings, situationOf } from './situations.js';
@@ -98,7 +98,6 @@ export class PlanRefresh {
     const planOn = this.config.power.plan;
     const hosts = await this.repo.hosts(tx, ids);
     const usage = await this.repo.usage(tx, now, new Date(now.getTime() + readHorizonMs(s)), ids);
-    const before = await this.store.storedStates(tx, ids);
     const plans = hosts.map((host) => ({
       hostId: host.hostId,
       state: host.state,
@@ -109,20 +108,11 @@ export class PlanRefresh {
         s,
       ),
     }));
-    const present = new Set(hosts.map((h) => h.hostId));
-    const gone = ids.filter((id) => !present.has(id));
     await this.store.replaceWindows(
       tx,
       ids,
       plans.flatMap((p) => p.plan.windows.map((w) => ({ hostId: p.hostId, ...w }))),
     );
-    await this.store.writePlans(tx, plans, gone, now);
-    const deltas = new Map<PowerState, number>();
-    const add = (state: PowerState | undefined, n: number) => {
-      if (state !== undefined) deltas.set(state, (deltas.get(state) ?? 0) + n);
-    };
-    for (const id of ids) add(before.get(id), -1);
-    for (const p of plans) add(p.state, 1);
-    await this.store.addCounts(tx, deltas);
+    await this.store.writePlans(tx, ids, plans, now);
   }
 }

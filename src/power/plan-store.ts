@@ -18,14 +18,14 @@ const STRETCHES = {
 type Stretches = keyof typeof STRETCHES;
 
 /**
- * What the stretches of `rows` (lo, up) add to each running sum of `kind` at its point
- * `at`: c, those open at it; f, their milliseconds before it.
+ * Adds to each running sum of `kind` (at its point `at`) the stretches of `rows` (lo,
+ * up, sg: +1 added, -1 removed): c, those open at it; f, their milliseconds before it.
  */
-function addToSums(kind: Stretches, rows: string, sign: '+' | '-'): string {
-  return `UPDATE power_sums p SET c = p.c ${sign} d.c, f = p.f ${sign} d.f
+function addToSums(kind: Stretches, rows: string): string {
+  return `UPDATE power_sums p SET c = p.c + d.c, f = p.f + d.f
     FROM (SELECT s.name,
-                 count(*) FILTER (WHERE x.lo < s.at AND (x.up IS NULL OR s.at <= x.up)) AS c,
-                 coalesce(sum(greatest(0, ${ms('least(coalesce(x.up, s.at), s.at) - x.lo')})), 0) AS f
+                 coalesce(sum(x.sg) FILTER (WHERE x.lo < s.at AND (x.up IS NULL OR s.at <= x.up)), 0) AS c,
+                 coalesce(sum(x.sg * greatest(0, ${ms('least(coalesce(x.up, s.at), s.at) - x.lo')})), 0) AS f
             FROM power_sums s CROSS JOIN ${rows} x
            WHERE s.name IN ${STRETCHES[kind].sums} GROUP BY s.name) d
    WHERE p.name = d.name`;
@@ -125,17 +125,10 @@ export class PlanStore {
     return { due: rows[0].due, otherSettings: rows[0].other };
   }
 
-  /** The power state each of `ids` had when its plan was last stored. */
-  async storedStates(tx: EntityManager, ids: number[]): Promise<Map<number, PowerState>> {
-    const { rows } = await sql<{ host_id: number; state: PowerState }>(
-      tx,
-      `SELECT host_id, state FROM power_plan WHERE host_id = ANY($1::int[])`,
-      [ids],
-    );
-    return new Map(rows.map((r) => [r.host_id, r.state]));
-  }
-
-  /** Replaces the off windows of `ids` with `windows`, keeping the running sums. */
+  /**
+   * Replaces the off windows of `ids` with `windows`, keeping the running sums: one
+   * statement (its parts see the table as it was before it).
+   */
   async replaceWindows(
     tx: EntityManager,
     ids: number[],
@@ -143,18 +136,14 @@ export class PlanStore {
   ): Promise<void> {
     await sql(
       tx,
-      `WITH x AS (DELETE FROM power_windows WHERE host_id = ANY($1::int[]) RETURNING lo, up)
-       ${addToSums('plan', 'x', '-')}`,
-      [ids],
-    );
-    if (windows.length === 0) return;
-    await sql(
-      tx,
-      `WITH x AS (
+      `WITH gone AS (DELETE FROM power_windows WHERE host_id = ANY($1::int[]) RETURNING lo, up),
+       added AS (
          INSERT INTO power_windows (host_id, lo, up)
-         SELECT * FROM unnest($1::int[], $2::timestamptz[], $3::timestamptz[]) RETURNING lo, up)
-       ${addToSums('plan', 'x', '+')}`,
+         SELECT * FROM unnest($2::int[], $3::timestamptz[], $4::timestamptz[]) RETURNING lo, up),
+       x AS (SELECT lo, up, -1 AS sg FROM gone UNION ALL SELECT lo, up, 1 FROM added)
+       ${addToSums('plan', 'x')}`,
       [
+        ids,
         windows.map((w) => w.hostId),
         windows.map((w) => new Date(w.start)),
         windows.map((w) => (w.end === null ? null : new Date(w.end))),
@@ -163,63 +152,65 @@ export class PlanStore {
   }
 
   /**
-   * Brings the off spans of `ids` up to date with power_log: each host's latest span and
-   * the ones after it are read again from the log (a deleted host's spans all go).
+   * Brings the off spans of `ids` up to date with power_log, keeping the running sums:
+   * each host's latest span and the ones after it are read again from the log; a host
+   * deleted (its log with it) loses them all.
    */
   async refreshSpans(tx: EntityManager, ids: number[]): Promise<void> {
     if (ids.length === 0) return;
-    const { rows } = await sql<{ host_id: number; since: Date | null }>(
-      tx,
-      `SELECT i AS host_id, (SELECT max(lo) FROM power_off_spans s WHERE s.host_id = i) AS since
-         FROM unnest($1::int[]) i`,
-      [ids],
-    );
-    const params = [rows.map((r) => r.host_id), rows.map((r) => r.since)];
     await sql(
       tx,
-      `WITH x AS (
-         DELETE FROM power_off_spans s USING unnest($1::int[], $2::timestamptz[]) AS m(host_id, since)
-          WHERE s.host_id = m.host_id AND (m.since IS NULL OR s.lo >= m.since) RETURNING s.lo, s.up)
-       ${addToSums('past', 'x', '-')}`,
-      params,
-    );
-    await sql(
-      tx,
-      `WITH m AS (SELECT * FROM unnest($1::int[], $2::timestamptz[]) AS m(host_id, since)),
+      `WITH m AS (
+         SELECT i AS host_id,
+                CASE WHEN EXISTS (SELECT 1 FROM hosts h WHERE h.id = i)
+                     THEN (SELECT max(lo) FROM power_off_spans s WHERE s.host_id = i) END AS since
+           FROM unnest($1::int[]) i),
+       gone AS (
+         DELETE FROM power_off_spans s USING m
+          WHERE s.host_id = m.host_id AND (m.since IS NULL OR s.lo >= m.since) RETURNING s.lo, s.up),
        log AS (
          SELECT l.host_id, l.state, l.at,
                 lead(l.at) OVER (PARTITION BY l.host_id ORDER BY l.at, l.id) AS next
            FROM power_log l JOIN m ON m.host_id = l.host_id
           WHERE m.since IS NULL OR l.at >= m.since),
-       x AS (
+       added AS (
          INSERT INTO power_off_spans (host_id, lo, up)
-         SELECT host_id, at, next FROM log WHERE state = 'off' RETURNING lo, up)
-       ${addToSums('past', 'x', '+')}`,
-      params,
+         SELECT host_id, at, next FROM log WHERE state = 'off' RETURNING lo, up),
+       x AS (SELECT lo, up, -1 AS sg FROM gone UNION ALL SELECT lo, up, 1 FROM added)
+       ${addToSums('past', 'x')}`,
+      [ids],
     );
   }
 
-  /** Stores the plans of hosts that exist and forgets those of `gone`. */
+  /**
+   * Stores the plans of `ids`' hosts that exist (`plans`), forgets the others', and
+   * keeps the counts per power state: one statement.
+   */
   async writePlans(
     tx: EntityManager,
+    ids: number[],
     plans: { hostId: number; state: PowerState; plan: StoredPlan }[],
-    gone: number[],
     now: Date,
   ): Promise<void> {
-    if (gone.length > 0) {
-      await sql(tx, `DELETE FROM power_plan WHERE host_id = ANY($1::int[])`, [gone]);
-    }
-    if (plans.length === 0) return;
     const column = <T>(f: (p: (typeof plans)[number]) => T) => plans.map(f);
     await sql(
       tx,
-      `INSERT INTO power_plan (host_id, state, keep_on, want, now_to, act, needed_at, recheck_at, computed_at)
-       SELECT *, $9::timestamptz FROM unnest($1::int[], $2::text[], $3::bool[], $4::text[], $5::text[],
-                                             $6::text[], $7::float8[], $8::timestamptz[])
-       ON CONFLICT (host_id) DO UPDATE SET state = excluded.state, keep_on = excluded.keep_on,
-         want = excluded.want, now_to = excluded.now_to, act = excluded.act,
-         needed_at = excluded.needed_at, recheck_at = excluded.recheck_at,
-         computed_at = excluded.computed_at`,
+      `WITH old AS (SELECT state FROM power_plan WHERE host_id = ANY($10::int[])),
+       gone AS (
+         DELETE FROM power_plan WHERE host_id = ANY($10::int[]) AND NOT host_id = ANY($1::int[])),
+       put AS (
+         INSERT INTO power_plan (host_id, state, keep_on, want, now_to, act, needed_at, recheck_at, computed_at)
+         SELECT *, $9::timestamptz FROM unnest($1::int[], $2::text[], $3::bool[], $4::text[], $5::text[],
+                                               $6::text[], $7::float8[], $8::timestamptz[])
+         ON CONFLICT (host_id) DO UPDATE SET state = excluded.state, keep_on = excluded.keep_on,
+           want = excluded.want, now_to = excluded.now_to, act = excluded.act,
+           needed_at = excluded.needed_at, recheck_at = excluded.recheck_at,
+           computed_at = excluded.computed_at),
+       d AS (
+         SELECT state, sum(n) AS n FROM (
+           SELECT state, -1 AS n FROM old UNION ALL SELECT s, 1 FROM unnest($2::text[]) s) c
+          GROUP BY state HAVING sum(n) <> 0)
+       UPDATE power_state_counts c SET n = c.n + d.n FROM d WHERE c.state = d.state`,
       [
         column((p) => p.hostId),
         column((p) => p.state),
@@ -231,18 +222,8 @@ export class PlanStore {
         column((p) => String(p.plan.neededAt)),
         column((p) => new Date(p.plan.recheckAt)),
         now,
+        ids,
       ],
-    );
-  }
-
-  async addCounts(tx: EntityManager, deltas: Map<PowerState, number>): Promise<void> {
-    const changed = [...deltas].filter(([, n]) => n !== 0);
-    if (changed.length === 0) return;
-    await sql(
-      tx,
-      `UPDATE power_state_counts c SET n = c.n + d.n
-         FROM unnest($1::text[], $2::int[]) AS d(state, n) WHERE c.state = d.state`,
-      [changed.map(([s]) => s), changed.map(([, n]) => n)],
     );
   }
 
