@@ -71,7 +71,6 @@ export class PlanRefresh {
       const s = powerSettings(this.config);
       const settings = JSON.stringify({ plan: this.config.power.plan, ...s });
       const changed = await this.store.takeChanges(tx);
-      if (this.config.power.plan) await this.store.ensurePowerRows(tx, changed, now);
       const { due, otherSettings } = await this.store.due(tx, now, settings);
       const all = otherSettings ? await this.store.resetSettings(tx, settings) : [];
       const ids = [...new Set([...changed, ...due, ...all])].sort((a, b) => a - b);
@@ -97,6 +96,14 @@ export class PlanRefresh {
   ): Promise<void> {
     const planOn = this.config.power.plan;
     const hosts = await this.repo.hosts(tx, ids);
+    // Hosts registered since get their record (on), as the plan first sees them.
+    const unrecorded = planOn ? hosts.filter((h) => !h.recorded) : [];
+    await this.store.ensurePowerRows(
+      tx,
+      unrecorded.map((h) => h.hostId),
+      now,
+    );
+    for (const host of unrecorded) host.changedAt = now;
     const usage = await this.repo.usage(tx, now, new Date(now.getTime() + readHorizonMs(s)), ids);
     const plans = hosts.map((host) => ({
       hostId: host.hostId,

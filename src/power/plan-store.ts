@@ -76,25 +76,19 @@ export class PlanStore {
   }
 
   /**
-   * Of `ids`, hosts registered since get their power record (on), as the plan first sees
-   * them: probes by id (an anti-join would read every record). The marks the new records
-   * make are dropped: the caller computes these hosts now.
+   * Gives the hosts of `ids` their power record (on) from `now`. The records mark their
+   * hosts for the next refresh too (the marks are not dropped: one could be another
+   * change's, committed meanwhile).
    */
   async ensurePowerRows(tx: EntityManager, ids: number[], now: Date): Promise<void> {
     if (ids.length === 0) return;
-    const { rows } = await sql<{ added: number[] | null }>(
+    await sql(
       tx,
-      `WITH added AS (
-         INSERT INTO host_power (host_id, changed_at)
-         SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
-         ON CONFLICT (host_id) DO NOTHING RETURNING host_id)
-       SELECT array_agg(host_id) AS added FROM added`,
+      `INSERT INTO host_power (host_id, changed_at)
+       SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
+       ON CONFLICT (host_id) DO NOTHING`,
       [ids, now],
     );
-    const added = rows[0].added ?? [];
-    if (added.length > 0) {
-      await sql(tx, `DELETE FROM power_plan_changes WHERE host_id = ANY($1::int[])`, [added]);
-    }
   }
 
   /** The hosts marked changed, taken (a change committed meanwhile stays for the next). */

@@ -19,6 +19,8 @@ export interface HostPower {
    * or ended but not yet handed back) is kept on; so is one shared or recycled.
    */
   managed: boolean;
+  /** It has a power record (a host registered since the plan last ran has none yet). */
+  recorded: boolean;
 }
 
 interface HostPowerRow {
@@ -30,6 +32,7 @@ interface HostPowerRow {
   always_on: boolean;
   holds_servers: boolean;
   managed: boolean;
+  recorded: boolean;
 }
 
 /** pg_advisory_xact_lock key of the power decisions (any constant no other lock uses). */
@@ -50,7 +53,8 @@ export class PowerRepository {
               hp.deadline, coalesce(hp.changed_at, h.created_at) AS changed_at,
               coalesce(hp.always_on, false) AS always_on,
               coalesce(hp.holds_servers, false) AS holds_servers,
-              coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed
+              coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed,
+              hp.host_id IS NOT NULL AS recorded
          FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
            ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
@@ -67,6 +71,7 @@ export class PowerRepository {
       alwaysOn: r.always_on,
       holdsServers: r.holds_servers,
       managed: r.managed,
+      recorded: r.recorded,
     }));
   }
 
