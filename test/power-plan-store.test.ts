@@ -201,6 +201,38 @@ describe('the power plan kept as it changes, against the full computation', () =
     await expectSame();
   });
 
+  it('should answer 100 hosts and a link to the next page without parameters', async () => {
+    const first = (await t.http.get('/v1/power-plan').expect(200)).body;
+    expect(first.hosts).toHaveLength(100);
+    expect(first.next).toBe('/v1/power-plan?limit=100&marker=100');
+    const rest = (await t.http.get(first.next).expect(200)).body;
+    expect(rest.hosts.map((h: Entry) => h.id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => String(101 + i)),
+    );
+    expect(rest).not.toHaveProperty('next');
+    const filtered = (await t.http.get('/v1/power-plan?power_state=off&limit=2').expect(200)).body;
+    expect(filtered.next).toBe(
+      `/v1/power-plan?power_state=off&limit=2&marker=${filtered.hosts[1].id}`,
+    );
+    const one = (await t.http.get('/v1/power-plan?host=bench-000007').expect(200)).body;
+    expect(one.hosts.map((h: Entry) => h.id)).toEqual(['7']);
+    for (const bad of [
+      'limit=0',
+      'limit=1001',
+      'marker=abc',
+      'power_state=asleep',
+      'in_plan=maybe',
+      'to=up',
+      'start=tomorrow',
+    ]) {
+      const res = await t.http.get(`/v1/power-plan?${bad}`);
+      expect([bad, res.status, res.body.error_code]).toEqual([bad, 400, 400]);
+    }
+    // Unknown keys are ignored, as on every list (and not carried to the next page).
+    const unknown = (await t.http.get('/v1/power-plan?colour=red&limit=1').expect(200)).body;
+    expect(unknown.next).toBe('/v1/power-plan?limit=1&marker=1');
+  });
+
   it('should follow leases created, moved and deleted, with no manager run between', async () => {
     const soon = (m: number) => new Date(clock.now().getTime() + m * MINUTE).toISOString();
     const made: string[] = [];

@@ -88,7 +88,7 @@ export class PowerReport implements OnModuleInit {
       limit: query.limit ?? DEFAULT_LIMIT,
       host: query.host,
       state: query.power_state,
-      inPlan: query.in_plan === undefined ? undefined : query.in_plan.toLowerCase() === 'true',
+      inPlan: query.in_plan === undefined ? undefined : query.in_plan === 'true',
     };
     if (query.to !== undefined || query.start !== undefined || query.end !== undefined) {
       // Transitions are planned from now, for 30 days.

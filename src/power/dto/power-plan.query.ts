@@ -47,8 +47,8 @@ export class PowerPlanQuery {
     description: 'Only hosts the plan may (true) or may not (false) switch off',
   })
   @IsOptional()
-  @IsIn(['true', 'false', 'True', 'False'], { message: 'in_plan must be true or false' })
-  in_plan?: string;
+  @IsIn(['true', 'false'], { message: 'in_plan must be true or false' })
+  in_plan?: 'true' | 'false';
 
   @ApiPropertyOptional({
     enum: ['on', 'off'],
