@@ -8,7 +8,8 @@
  * Then the start and end storm (storm.ts): BENCH_STORM_LEASES host leases and as many
  * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
  * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
- * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it).
+ * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it). Each scenario ends
+ * with the power plan's rows (power.ts; BENCH_POWER=0 skips them).
  */
 import 'reflect-metadata';
 import { describeMachine } from './machine.js';

@@ -8,6 +8,7 @@ import { FakeClock } from '../src/common/clock.js';
 import { loadConfig } from '../src/config/config.js';
 import { BenchClient } from './http.js';
 import { measureOperations } from './operations.js';
+import { measurePower } from './power.js';
 import { seed, SeedShape } from './seed.js';
 import type { Figure } from './stats.js';
 import { claimThroughput, createThroughput, Throughput } from './throughput.js';
@@ -99,6 +100,11 @@ async function onDatabase(o: ScenarioOptions, name: string): Promise<ScenarioRes
       `${o.hosts}-${o.shape}`,
     );
     const claimsPerSecond = await claimThroughput(http, app, clock);
+    // Last: it switches hosts off (BENCH_POWER=0 skips it).
+    if (process.env.BENCH_POWER !== '0') {
+      console.log(`  power plan (POWER_PLAN=on, a second app on this database):`);
+      figures.push(...(await measurePower(url.toString(), start, o.budgetMs)));
+    }
     return { hosts: o.hosts, shape: o.shape, seedSeconds, figures, throughput, claimsPerSecond };
   } finally {
     await app.close();

@@ -153,6 +153,7 @@ describe('the power plan for admins: GET /v1/power-plan, the always-on mark, /me
       boot_seconds: 600,
       provisioning_lead_minutes: 0,
       host_hours_off: { past_30_days: past, next_30_days: round(next) },
+      power_states: { on: 3, off: 1, booting: 0, stopping: 0 },
       hosts: [
         {
           id: expect.any(String),

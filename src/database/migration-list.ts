@@ -22,6 +22,7 @@ import { FloatingIps1765300000000 } from './migrations/1765300000000-FloatingIps
 import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
 import { PoolStateShards1765340000000 } from './migrations/1765340000000-PoolStateShards.js';
 import { HostBusyCounts1765410000000 } from './migrations/1765410000000-HostBusyCounts.js';
+import { PowerPlanStore1765331000000 } from './migrations/1765331000000-PowerPlanStore.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -48,4 +49,5 @@ export const MIGRATIONS = [
   LeaseUserEvents1765320000000,
   PoolStateShards1765340000000,
   HostBusyCounts1765410000000,
+  PowerPlanStore1765331000000,
 ];

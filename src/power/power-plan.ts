@@ -68,7 +68,7 @@ export function offWindows(h: HostSituation, now: number, s: PowerSettings): Int
   if (h.keepOn) return [];
   const wanted = needs(h.busy, now, s.leadMs);
   const windows: Interval[] = [];
-  const isOff = h.state === 'off' || h.state === 'stopping';
+  const isOff = isOffState(h.state);
   // When the host was last switched on: its state change, now for an off host needed
   // now, or a planned power on.
   let onSince = isOff ? now : h.changedAt;
@@ -95,8 +95,24 @@ export function offWindows(h: HostSituation, now: number, s: PowerSettings): Int
 
 /** The host's plan over [now, until): what it should be now, its transitions, time off. */
 export function planHost(h: HostSituation, now: number, until: number, s: PowerSettings): HostPlan {
-  const windows = offWindows(h, now, s);
-  const isOff = h.state === 'off' || h.state === 'stopping';
+  return planOfWindows(offWindows(h, now, s), isOffState(h.state), now, until);
+}
+
+/** Off, or on its way off: the plan counts it off until it must boot. */
+export function isOffState(state: PowerState): boolean {
+  return state === 'off' || state === 'stopping';
+}
+
+/**
+ * The plan over [now, until) of a host whose off windows from `now` on are `windows`
+ * (as offWindows gives them, or stored ones clipped to start no earlier than `now`).
+ */
+export function planOfWindows(
+  windows: Interval[],
+  isOff: boolean,
+  now: number,
+  until: number,
+): HostPlan {
   const offNow = windows.some((w) => w.start <= now && now < w.end);
   const transitions: Transition[] = [];
   if (isOff && !offNow) transitions.push({ at: now, to: 'on' });

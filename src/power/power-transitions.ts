@@ -11,8 +11,11 @@ import { Metrics } from '../observability/metrics.js';
 import { errorMessage, within } from '../observability/bounded.js';
 import { PowerReadiness } from '../pools/power-readiness.js';
 import { planHost, type HostPlan, type PowerSettings } from './power-plan.js';
+import { PlanCandidates, type Candidate } from './plan-candidates.js';
+import { PlanRefresh } from './plan-refresh.js';
 import { PowerRepository, type HostPower } from './power.repository.js';
 import { powerSettings, situationOf } from './situations.js';
+import { decisionHorizonMs } from './stored-plan.js';
 
 /** Longest one power call to the compute driver may take. */
 export const POWER_CALL_TIMEOUT_MS = 60_000;
@@ -25,13 +28,6 @@ export interface Begun {
   hostId: number;
   name: string;
   state: 'booting' | 'stopping';
-}
-
-interface Planned {
-  host: HostPower;
-  plan: HostPlan;
-  /** When the host is next needed (for the order of power-ons). */
-  neededAt: number;
 }
 
 /**
@@ -49,6 +45,8 @@ export class PowerTransitions {
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: PowerRepository,
+    private readonly refresh: PlanRefresh,
+    private readonly candidates: PlanCandidates,
     private readonly readiness: PowerReadiness,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -88,56 +86,41 @@ export class PowerTransitions {
   /**
    * Begins the transitions the plan wants now, within the minute's budget: power-ons
    * first (soonest needed first), then power-offs (longest off first) of hosts without
-   * servers, each checked again on a fresh read once its row is locked.
+   * servers, each checked again on a fresh read once its row is locked. The candidates
+   * come from the stored plan, brought up to date first: a run costs what changed.
    */
   async decide(): Promise<Begun[]> {
     const em = this.dataSource.manager;
-    const planOn = this.config.power.plan;
-    if (!planOn && !(await this.readiness.anyNotOn(em))) return [];
     const now = this.clock.now();
+    await this.refresh.refresh(now);
+    if (!this.config.power.plan && !(await this.readiness.anyNotOn(em))) return [];
     const s = powerSettings(this.config);
     const max = this.config.power.maxTransitionsPerMinute;
     const minuteAgo = new Date(now.getTime() - 60_000);
     if ((await this.repo.begunSince(em, minuteAgo)) >= max) return [];
-    const planned = await this.plan(em, now, s, null);
-    const ons = planned
-      .filter((p) => p.plan.want === 'on' && p.host.state === 'off')
-      .sort((a, b) => a.neededAt - b.neededAt);
-    // Hosts last seen with servers are asked about last, so they never crowd others out.
-    const offs = await this.withoutServers(
-      planned
-        .filter((p) => p.plan.want === 'off' && p.host.state === 'on')
-        .sort(
-          (a, b) =>
-            Number(a.host.holdsServers) - Number(b.host.holdsServers) ||
-            b.plan.offMs - a.plan.offMs,
-        ),
-      max - ons.length,
-    );
+    const picked = await this.candidates.pick(em, now, decisionHorizonMs(s), max);
+    const ons = picked.ons;
+    const wanted = max - ons.length;
+    const offs = wanted > 0 ? await this.withoutServers(await picked.offs(wanted * 3), wanted) : [];
+    if (ons.length === 0 && offs.length === 0) return [];
     return withTransaction(this.dataSource, async (tx) => {
       if (!(await this.repo.tryDecisionLock(tx))) return [];
       let room = max - (await this.repo.begunSince(tx, minuteAgo));
       const deadline = new Date(now.getTime() + s.bootMs);
       const claim = this.claim(now);
-      const on = ons.slice(0, Math.max(0, room)).map((p) => p.host.hostId);
+      const on = ons.slice(0, Math.max(0, room)).map((c) => c.hostId);
       const booting = await this.repo.begin(tx, on, 'off', 'booting', now, deadline, claim);
       room -= booting.length;
       const idle = await this.stillIdle(tx, offs, now, s);
       const off = idle.slice(0, Math.max(0, room));
       const stopping = await this.repo.begin(tx, off, 'on', 'stopping', now, deadline, claim);
-      const names = new Map(planned.map((p) => [p.host.hostId, p.host.name]));
-      return [
-        ...booting.map((id) => ({
-          hostId: id,
-          name: names.get(id) ?? '',
-          state: 'booting' as const,
-        })),
-        ...stopping.map((id) => ({
-          hostId: id,
-          name: names.get(id) ?? '',
-          state: 'stopping' as const,
-        })),
-      ];
+      const names = new Map([...ons, ...offs].map((c) => [c.hostId, c.name]));
+      const begun = (state: 'booting' | 'stopping') => (id: number) => ({
+        hostId: id,
+        name: names.get(id) ?? '',
+        state,
+      });
+      return [...booting.map(begun('booting')), ...stopping.map(begun('stopping'))];
     });
   }
 
@@ -157,45 +140,45 @@ export class PowerTransitions {
     }
   }
 
-  /** Every host (or those of `ids`) with its plan over the decision horizon. */
+  /** The hosts of `ids` with their plan over the decision horizon, read afresh. */
   private async plan(
     em: EntityManager,
     now: Date,
     s: PowerSettings,
-    ids: number[] | null,
-  ): Promise<Planned[]> {
+    ids: number[],
+  ): Promise<{ host: HostPower; plan: HostPlan }[]> {
     // Far enough for the first idle stretch: the decision now depends on nothing later.
-    const until = now.getTime() + s.idleMs + s.bootMs + 2 * s.leadMs + 60_000;
+    const until = now.getTime() + decisionHorizonMs(s);
     const hosts = await this.repo.hosts(em, ids);
     const usage = await this.repo.usage(em, now, new Date(until), ids);
-    return hosts.map((host) => {
-      const situation = situationOf(host, usage, this.config.power.plan, true);
-      const first = Math.min(...situation.busy.map((b) => b.start));
-      return {
-        host,
-        plan: planHost(situation, now.getTime(), until, s),
-        neededAt: situation.keepOn ? -Infinity : first - s.leadMs,
-      };
-    });
+    return hosts.map((host) => ({
+      host,
+      plan: planHost(
+        situationOf(host, usage, this.config.power.plan, true),
+        now.getTime(),
+        until,
+        s,
+      ),
+    }));
   }
 
   /** Hosts still wanted off on a fresh read once their rows are locked (none being allocated). */
   private async stillIdle(
     tx: EntityManager,
-    offs: Planned[],
+    offs: Candidate[],
     now: Date,
     s: PowerSettings,
   ): Promise<number[]> {
     const locked = await this.repo.lockHosts(
       tx,
-      offs.map((p) => p.host.hostId),
+      offs.map((c) => c.hostId),
     );
     if (locked.length === 0) return [];
     const fresh = await this.plan(tx, now, s, locked);
     const idle = new Set(
       fresh.filter((p) => p.plan.want === 'off' && p.host.state === 'on').map((p) => p.host.hostId),
     );
-    return offs.map((p) => p.host.hostId).filter((id) => idle.has(id));
+    return offs.map((c) => c.hostId).filter((id) => idle.has(id));
   }
 
   /**
@@ -203,23 +186,19 @@ export class PowerTransitions {
    * powered off, nor one the driver cannot answer for), asking about a few more than
    * wanted at most; what is found is recorded for the plan's report.
    */
-  private async withoutServers(offs: Planned[], wanted: number): Promise<Planned[]> {
-    const kept: Planned[] = [];
+  private async withoutServers(offs: Candidate[], wanted: number): Promise<Candidate[]> {
+    const kept: Candidate[] = [];
     const holding: number[] = [];
-    for (const p of offs.slice(0, Math.max(0, wanted) * 3)) {
+    for (const c of offs.slice(0, Math.max(0, wanted) * 3)) {
       if (kept.length >= wanted) break;
       try {
-        const servers = await this.call(
-          this.driver.serversOnHost(p.host.name),
-          'servers',
-          p.host.name,
-        );
-        if (servers.length === 0) kept.push(p);
-        else holding.push(p.host.hostId);
+        const servers = await this.call(this.driver.serversOnHost(c.name), 'servers', c.name);
+        if (servers.length === 0) kept.push(c);
+        else holding.push(c.hostId);
       } catch (error) {
         this.logger.warn({
           msg: 'servers unknown; host kept on',
-          host: p.host.name,
+          host: c.name,
           error: errorMessage(error),
         });
       }
@@ -228,7 +207,7 @@ export class PowerTransitions {
     await this.repo.setHoldsServers(em, holding, true);
     await this.repo.setHoldsServers(
       em,
-      kept.map((p) => p.host.hostId),
+      kept.map((c) => c.hostId),
       false,
     );
     return kept;

@@ -1,8 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { Authorize } from '../common/auth/policy.js';
 import { ApiErrors } from '../common/dto/api-errors.decorator.js';
 import { PowerPlanBody } from './dto/power-plan.dto.js';
+import { PowerPlanQuery } from './dto/power-plan.query.js';
 import { PowerReport } from './power-report.js';
 
 /**
@@ -17,11 +18,12 @@ export class PowerController {
   @Authorize('climate:power_plan:get')
   @ApiOperation({
     summary:
-      "Each host's power state and planned transitions; host-hours off, past and next 30 days",
+      'Host-hours off (past and next 30 days) and hosts per power state; a page of hosts ' +
+      'with their power state and planned transitions',
   })
   @ApiOkResponse({ type: PowerPlanBody, description: 'The power plan' })
-  @ApiErrors(401, 403, 503)
-  async plan(): Promise<PowerPlanBody> {
-    return this.report.report();
+  @ApiErrors(400, 401, 403, 503)
+  async plan(@Query() query: PowerPlanQuery): Promise<PowerPlanBody> {
+    return this.report.report(query);
   }
 }

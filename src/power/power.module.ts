@@ -3,6 +3,10 @@ import { HostPowerPort } from '../hosts/host-power.js';
 import { HostsModule } from '../hosts/hosts.module.js';
 import { PluginsModule } from '../plugins/plugins.module.js';
 import { PoolsModule } from '../pools/pools.module.js';
+import { PlanCandidates } from './plan-candidates.js';
+import { PlanPages } from './plan-pages.js';
+import { PlanRefresh } from './plan-refresh.js';
+import { PlanStore } from './plan-store.js';
 import { PowerAdmin } from './power-admin.js';
 import { PowerController } from './power.controller.js';
 import { PowerReport } from './power-report.js';
@@ -22,6 +26,10 @@ import { Provisioning } from './provisioning.js';
   imports: [PoolsModule, PluginsModule, HostsModule],
   controllers: [PowerController],
   providers: [
+    PlanCandidates,
+    PlanPages,
+    PlanRefresh,
+    PlanStore,
     PowerAdmin,
     PowerReport,
     PowerRepository,

@@ -19,6 +19,8 @@ export interface HostPower {
    * or ended but not yet handed back) is kept on; so is one shared or recycled.
    */
   managed: boolean;
+  /** It has a power record (a host registered since the plan last ran has none yet). */
+  recorded: boolean;
 }
 
 interface HostPowerRow {
@@ -30,6 +32,7 @@ interface HostPowerRow {
   always_on: boolean;
   holds_servers: boolean;
   managed: boolean;
+  recorded: boolean;
 }
 
 /** pg_advisory_xact_lock key of the power decisions (any constant no other lock uses). */
@@ -42,18 +45,6 @@ const POWER_LOCK = 7_310_043;
  */
 @Injectable()
 export class PowerRepository {
-  /** Hosts registered since the last run get their record (on). */
-  async ensureRows(em: EntityManager, now: Date): Promise<void> {
-    await sql(
-      em,
-      `INSERT INTO host_power (host_id, changed_at)
-       SELECT h.id, $1 FROM hosts h
-        WHERE NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = h.id)
-       ON CONFLICT (host_id) DO NOTHING`,
-      [now],
-    );
-  }
-
   /** Every host (or those of `ids`) with its power record (on, for one just registered), by id. */
   async hosts(em: EntityManager, ids: number[] | null = null): Promise<HostPower[]> {
     const { rows } = await sql<HostPowerRow>(
@@ -62,13 +53,14 @@ export class PowerRepository {
               hp.deadline, coalesce(hp.changed_at, h.created_at) AS changed_at,
               coalesce(hp.always_on, false) AS always_on,
               coalesce(hp.holds_servers, false) AS holds_servers,
-              coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed
+              coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed,
+              hp.host_id IS NOT NULL AS recorded
          FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
          LEFT JOIN aggregate_hosts ah
            ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
-        WHERE $1::int[] IS NULL OR h.id = ANY($1::int[])
+        ${ids === null ? '' : 'WHERE h.id = ANY($1::int[])'}
         ORDER BY h.id`,
-      [ids],
+      ids === null ? [] : [ids],
     );
     return rows.map((r) => ({
       hostId: r.host_id,
@@ -79,10 +71,14 @@ export class PowerRepository {
       alwaysOn: r.always_on,
       holdsServers: r.holds_servers,
       managed: r.managed,
+      recorded: r.recorded,
     }));
   }
 
-  /** What the backlog holds on each host over [from, until): allocations and slots. */
+  /**
+   * What the backlog holds on each host (or those of `ids`) over [from, until):
+   * allocations and slots. With `ids`, read host by host on the allocation indexes.
+   */
   async usage(
     em: EntityManager,
     from: Date,
@@ -93,8 +89,8 @@ export class PowerRepository {
       em,
       `SELECT a.host_id, lower(a.during) AS s, upper(a.during) AS e FROM ${HOST_USAGE} a
         WHERE a.during && tstzrange($1, $2, '[)')
-          AND ($3::int[] IS NULL OR a.host_id = ANY($3::int[]))`,
-      [from, until, ids],
+          ${ids === null ? '' : 'AND a.host_id = ANY($3::int[])'}`,
+      ids === null ? [from, until] : [from, until, ids],
     );
     const usage = new Map<number, Interval[]>();
     for (const r of rows) {
@@ -247,22 +243,6 @@ export class PowerRepository {
         WHERE host_id = ANY($1::int[]) AND holds_servers <> $2`,
       [ids, holds],
     );
-  }
-
-  /** Milliseconds each host spent off in [since, now), from the log. */
-  async offSince(em: EntityManager, since: Date, now: Date): Promise<Map<number, number>> {
-    const { rows } = await sql<{ host_id: number; ms: string }>(
-      em,
-      `WITH log AS (
-         SELECT host_id, state, at,
-                coalesce(lead(at) OVER (PARTITION BY host_id ORDER BY at, id), $2) AS until
-           FROM power_log WHERE at < $2)
-       SELECT host_id,
-              sum(extract(epoch FROM least(until, $2) - greatest(at, $1)) * 1000) AS ms
-         FROM log WHERE state = 'off' AND until > $1 GROUP BY host_id`,
-      [since, now],
-    );
-    return new Map(rows.map((r) => [r.host_id, Number(r.ms)]));
   }
 
   /** Forgets log entries before `before`, keeping each host's last one (its state then). */

@@ -6,6 +6,7 @@ import type { Config } from '../config/config.js';
 import { errorMessage } from '../observability/bounded.js';
 import { PeriodicJob, PeriodicJobs } from '../observability/periodic-jobs.js';
 import { PowerTransitions } from './power-transitions.js';
+import { PlanStore } from './plan-store.js';
 import { PowerRepository } from './power.repository.js';
 import { PowerReport } from './power-report.js';
 import { Provisioning } from './provisioning.js';
@@ -17,8 +18,8 @@ const LOG_DAYS = 31;
 
 /**
  * The power plan's periodic run, where the manager runs (every POWER_INTERVAL_MS): see
- * unsettled transitions through, begin the ones the backlog asks for now, prepare the
- * reservations within the lead time. Each run starts from the database alone, so any
+ * unsettled transitions through, bring the stored plan up to date and begin the
+ * transitions it asks for now, prepare the reservations within the lead time. Each run starts from the database alone, so any
  * replica may run it, and a restart loses nothing.
  */
 @Injectable()
@@ -30,6 +31,7 @@ export class PowerService implements OnApplicationBootstrap {
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: PowerRepository,
+    private readonly store: PlanStore,
     private readonly transitions: PowerTransitions,
     private readonly provisioning: Provisioning,
     private readonly report: PowerReport,
@@ -55,7 +57,6 @@ export class PowerService implements OnApplicationBootstrap {
 
   private async once(): Promise<void> {
     const steps: [string, () => Promise<void>][] = [
-      ['records', () => this.ensureRows()],
       ['finish', () => this.transitions.finish()],
       ['decide', async () => this.transitions.act(await this.transitions.decide())],
       ['prepare', () => this.provisioning.run()],
@@ -73,16 +74,12 @@ export class PowerService implements OnApplicationBootstrap {
     }
   }
 
-  /** Hosts registered since get their record (read as on until then); not needed while off. */
-  private async ensureRows(): Promise<void> {
-    if (this.config.power.plan)
-      await this.repo.ensureRows(this.dataSource.manager, this.clock.now());
-  }
-
   private async prune(): Promise<void> {
     const now = this.clock.now().getTime();
     if (now - this.prunedAt < DAY) return;
-    await this.repo.prune(this.dataSource.manager, new Date(now - LOG_DAYS * DAY));
+    const before = new Date(now - LOG_DAYS * DAY);
+    await this.repo.prune(this.dataSource.manager, before);
+    await this.store.pruneSpans(this.dataSource.manager, before);
     this.prunedAt = now;
   }
 }

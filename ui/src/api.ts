@@ -138,5 +138,9 @@ export interface PowerPlan {
   enabled: boolean;
   boot_seconds: number;
   host_hours_off: { past_30_days: number; next_30_days: number };
+  /** Hosts per power state, the whole fleet. */
+  power_states: Record<string, number>;
+  /** A page of hosts; `next` is the following page's path, absent on the last. */
   hosts: PowerHost[];
+  next?: string;
 }
