@@ -17,13 +17,15 @@ import type { Span } from './host-usage.js';
  * begins before b); a host with k of them has k - 1 free gaps inside the window between
  * them, which the third term takes away, so each host counts once. Both counts "from x
  * on" are sums of the day rows of host_busy_counts after x; a day with a point of the
- * question strictly inside is read by hours instead, and such an hour stretch by stretch
- * from host_busy. The gaps inside a window are shorter than it and are found through the
- * host_busy_gaps index, without reading the longer ones.
+ * question strictly inside is read by hours instead, and a point inside an hour counts
+ * that hour's stretches from host_busy on its shorter side (withinHour). The gaps inside
+ * a window are shorter than it and are found through the host_busy_gaps index, without
+ * reading the longer ones.
  *
- * So a plan reads a row per day (and per hour of a day its steps cut, and the stretches
- * of an hour they cut) from its start to the last booking, and the gaps shorter than its
- * step; the availability search as much around its candidate starts.
+ * So a plan reads a row per day from its start to the last booking (and the hour rows of
+ * a day its points cut, and for a point inside an hour the stretches of at most half of
+ * it), and the gaps shorter than its step; the availability search as much around its
+ * candidate starts.
  */
 
 /** A requirement that leaves every host in: the plan and the search read the counts. */
@@ -47,10 +49,10 @@ function gapBox(from: string, to: string, longest: string): string {
 }
 
 /**
- * SQL counting the in-pool stretches whose `col` (lo, or up - 1 microsecond as
- * `up - interval '1 microsecond'`) is in [from, to).
+ * SQL counting the in-pool stretches whose start (`lo`) or last instant (`up`: up - 1
+ * microsecond) is in [from, to), through the host_busy_lo or host_busy_up index.
  */
-function stretchesIn(col: string, from: string, to: string): string {
+function stretchesIn(col: 'lo' | 'up', from: string, to: string): string {
   const bound =
     col === 'lo' ? `b.lo >= ${from} AND b.lo < ${to}` : `b.up > ${from} AND b.up <= ${to}`;
   return `(SELECT count(*) FROM host_busy b WHERE b.in_pool AND ${bound})`;
