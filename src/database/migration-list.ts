@@ -20,9 +20,9 @@ import { GaugeCounts1765230000001 } from './migrations/1765230000001-GaugeCounts
 import { PlacementCost1765230000002 } from './migrations/1765230000002-PlacementCost.js';
 import { FloatingIps1765300000000 } from './migrations/1765300000000-FloatingIps.js';
 import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUserEvents.js';
+import { PowerPlanStore1765331000000 } from './migrations/1765331000000-PowerPlanStore.js';
 import { PoolStateShards1765340000000 } from './migrations/1765340000000-PoolStateShards.js';
 import { HostBusyCounts1765410000000 } from './migrations/1765410000000-HostBusyCounts.js';
-import { PowerPlanStore1765331000000 } from './migrations/1765331000000-PowerPlanStore.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -47,7 +47,7 @@ export const MIGRATIONS = [
   PlacementCost1765230000002,
   FloatingIps1765300000000,
   LeaseUserEvents1765320000000,
+  PowerPlanStore1765331000000,
   PoolStateShards1765340000000,
   HostBusyCounts1765410000000,
-  PowerPlanStore1765331000000,
 ];
