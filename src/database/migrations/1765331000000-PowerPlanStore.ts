@@ -7,8 +7,8 @@ const POOLS = `('freepool', 'shared', 'recycle', 'reservation')`;
  * and GET /v1/power-plan cost what changed, not the fleet:
  *
  * - power_plan_changes: hosts whose situation changed since the plan last looked (appends
- *   only, as host_busy_changes): their busy time (host_busy rebuilt), power record, pool
- *   membership, reservable flag, or the host itself (registered, deleted).
+ *   only, as host_busy_changes): their busy time (host_busy rebuilt for them), power
+ *   record, pool membership, reservable flag, or the host itself (registered, deleted).
  * - power_plan: each host's plan as last computed: what it should be now, what the
  *   manager should do now (act), and when the plan must be looked at again (recheck_at)
  *   even if nothing changes (a time when it can change by the clock alone).
@@ -81,23 +81,14 @@ export class PowerPlanStore1765331000000 implements MigrationInterface {
     await q.query(`
       CREATE FUNCTION power_plan_mark() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF TG_OP <> 'DELETE' THEN
-          INSERT INTO power_plan_changes (host_id) SELECT DISTINCT host_id FROM new_rows;
-        END IF;
-        IF TG_OP <> 'INSERT' THEN
-          INSERT INTO power_plan_changes (host_id) SELECT DISTINCT host_id FROM old_rows;
-        END IF;
+        INSERT INTO power_plan_changes (host_id) SELECT DISTINCT host_id FROM old_rows;
         RETURN NULL;
       END $$`);
-    // A host's busy time: host_busy is rebuilt from the allocations of the hosts whose
-    // allocations changed, so a create itself writes nothing more.
-    for (const [op, ref] of [
-      ['INSERT', 'NEW TABLE AS new_rows'],
-      ['DELETE', 'OLD TABLE AS old_rows'],
-    ]) {
-      await q.query(`CREATE TRIGGER host_busy_power_${op.toLowerCase()} AFTER ${op} ON host_busy
-        REFERENCING ${ref} FOR EACH STATEMENT EXECUTE FUNCTION power_plan_mark()`);
-    }
+    // A host's busy time: host_busy is rebuilt for the hosts whose allocations changed,
+    // taking their rows of host_busy_changes in the same transaction; a create only adds
+    // such rows and writes nothing more.
+    await q.query(`CREATE TRIGGER host_busy_changes_power AFTER DELETE ON host_busy_changes
+      REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION power_plan_mark()`);
     await q.query(`
       CREATE FUNCTION power_plan_mark_members() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -161,9 +152,7 @@ export class PowerPlanStore1765331000000 implements MigrationInterface {
       await q.query(`DROP TRIGGER aggregate_hosts_power_${op} ON aggregate_hosts`);
       await q.query(`DROP TRIGGER hosts_power_${op} ON hosts`);
     }
-    for (const op of ['insert', 'delete']) {
-      await q.query(`DROP TRIGGER host_busy_power_${op} ON host_busy`);
-    }
+    await q.query(`DROP TRIGGER host_busy_changes_power ON host_busy_changes`);
     for (const fn of ['power_plan_mark_power', 'power_plan_mark_hosts']) {
       await q.query(`DROP FUNCTION ${fn}()`);
     }
