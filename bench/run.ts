@@ -8,16 +8,18 @@
  * Then the start and end storm (storm.ts): BENCH_STORM_LEASES host leases and as many
  * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
  * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
- * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it). Each scenario ends
+ * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it). BENCH_OUT=<file> also
+ * writes the figures as JSON, for bench/summary.ts. Each scenario ends
  * with the power plan's rows (power.ts; BENCH_POWER=0 skips them).
  */
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
 import { describeMachine } from './machine.js';
 import { formatTable } from './report.js';
 import { runScenario, ScenarioResult, withAdmin } from './scenario.js';
 import type { SeedShape } from './seed.js';
 import { statements } from './stats.js';
-import { formatStorm, runStorm } from './storm.js';
+import { formatStorm, runStorm, type StormFigure } from './storm.js';
 import { formatPacking, runPacking } from './packing.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -32,6 +34,7 @@ const STORM_LEASES = Number(process.env.BENCH_STORM_LEASES ?? 1000);
 const STORM_MANAGERS = (process.env.BENCH_STORM_MANAGERS ?? '1,2').split(',').map(Number);
 const STORM_ONLY = process.env.BENCH_STORM_ONLY === '1';
 const PACKING = process.env.BENCH_PACKING !== '0';
+const OUT = process.env.BENCH_OUT;
 
 function shapes(): SeedShape[] {
   if (SHAPE === 'both') return ['today', 'blazar'];
@@ -73,9 +76,10 @@ async function main(): Promise<void> {
       `${((Date.now() - t0) / 1000).toFixed(0)} s in all\n`,
   );
   if (results.length > 0) console.log(formatTable(results));
+  let storm: StormFigure[] = [];
   if (STORM_LEASES > 0) {
     console.log(`\n== storm: ${STORM_LEASES} host and ${STORM_LEASES} instance leases`);
-    const storm = await runStorm({
+    storm = await runStorm({
       server: SERVER,
       hostLeases: STORM_LEASES,
       instanceLeases: STORM_LEASES,
@@ -83,6 +87,8 @@ async function main(): Promise<void> {
     });
     console.log(`\n${formatStorm(storm)}`);
   }
+  // The figures as JSON for `bench/summary.ts`, which takes the median of several runs.
+  if (OUT) writeFileSync(OUT, JSON.stringify({ machine, at: new Date(), results, storm }));
   if (!PACKING) return;
   const packing = [];
   for (const weights of ['gpu=10', '']) packing.push(await runPacking(SERVER, 100, 6, weights));
