@@ -1,11 +1,14 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { buildApp } from '../src/app.js';
 import { FakeClock } from '../src/common/clock.js';
 import { loadConfig } from '../src/config/config.js';
+import { MIGRATIONS } from '../src/database/migration-list.js';
 import { BenchClient } from './http.js';
 import { measureOperations } from './operations.js';
 import { measurePower } from './power.js';
@@ -46,19 +49,59 @@ export async function withAdmin<T>(server: string, fn: (c: Client) => Promise<T>
 /** One size and shape on its own scratch database, dropped afterwards even on failure. */
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const name = `climate_bench_${randomBytes(4).toString('hex')}`;
-  await withAdmin(o.server, (c) => c.query(`CREATE DATABASE ${name}`));
+  const kept = process.env.BENCH_SEED_CACHE === '1' ? await seededTemplate(o) : undefined;
+  const from = kept ? ` TEMPLATE ${kept.template}` : '';
+  await withAdmin(o.server, (c) => c.query(`CREATE DATABASE ${name}${from}`));
   try {
-    return await onDatabase(o, name);
+    return await onDatabase(o, name, kept?.seedSeconds);
   } finally {
     await withAdmin(o.server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
 }
 
-async function onDatabase(o: ScenarioOptions, name: string): Promise<ScenarioResult> {
+/**
+ * BENCH_SEED_CACHE=1: the seeded database is kept as a template, named by its size, shape,
+ * the seed's code and the schema's migrations, and each run measures a copy of it (a
+ * 100,000-host seed takes minutes; a copy seconds). The copy starts with nothing of it in
+ * PostgreSQL's buffers, so its `cold` row is colder than a fresh seed's. Drop the
+ * `climate_seed_*` databases to free the disk.
+ */
+async function seededTemplate(
+  o: ScenarioOptions,
+): Promise<{ template: string; seedSeconds: number }> {
+  const code = readFileSync(join(__dirname, 'seed.js'), 'utf8');
+  const schema = MIGRATIONS.map((m) => m.name).join(',');
+  const key = createHash('sha256').update(code).update(schema).digest('hex').slice(0, 10);
+  const template = `climate_seed_${o.hosts}_${o.shape}_${o.perHost}_${key}`;
+  const comment = await withAdmin(o.server, async (c) => {
+    const r = await c.query<{ seconds: string | null }>(
+      `SELECT shobj_description(oid, 'pg_database') AS seconds FROM pg_database WHERE datname = $1`,
+      [template],
+    );
+    return r.rows[0];
+  });
+  if (comment?.seconds) return { template, seedSeconds: Number(comment.seconds) };
+  await withAdmin(o.server, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${template}`);
+  });
+  const { app, ds } = await startApp(o, template, new FakeClock(START));
+  let seedSeconds: number;
+  try {
+    seedSeconds = await seedDatabase(o, ds);
+  } finally {
+    await app.close();
+  }
+  // The comment marks the seed finished: a half-seeded template is seeded again.
+  await withAdmin(o.server, (c) => c.query(`COMMENT ON DATABASE ${template} IS '${seedSeconds}'`));
+  return { template, seedSeconds };
+}
+
+const START = new Date('2035-01-01T00:00:00Z');
+
+async function startApp(o: ScenarioOptions, name: string, clock: FakeClock) {
   const url = new URL(o.server);
   url.pathname = `/${name}`;
-  const start = new Date('2035-01-01T00:00:00Z');
-  const clock = new FakeClock(start);
   const config = {
     ...loadConfig({
       DATABASE_URL: url.toString(),
@@ -71,25 +114,43 @@ async function onDatabase(o: ScenarioOptions, name: string): Promise<ScenarioRes
     managerTimer: false,
   };
   const app = await buildApp(config, { clock, logger: false });
+  return { app, ds: app.get(DataSource), url };
+}
+
+/** Seeds the fleet and its allocations; the seconds it took. */
+async function seedDatabase(o: ScenarioOptions, ds: DataSource): Promise<number> {
+  const t0 = Date.now();
+  console.log(
+    `\n== ${o.hosts} hosts, ${o.shape} shape: seeding ${o.hosts * o.perHost} allocations…`,
+  );
+  const report = (done: number, total: number) => {
+    if (total <= 10_000 || done % 10_000 === 0 || done === total) {
+      const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+      console.log(
+        `  seeded ${done} of ${total} hosts (${Math.round((100 * done) / total)}%), ${seconds} s`,
+      );
+    }
+  };
+  await seed(ds, o.hosts, o.perHost, START, report, o.shape);
+  return (Date.now() - t0) / 1000;
+}
+
+async function onDatabase(
+  o: ScenarioOptions,
+  name: string,
+  copiedSeed: number | undefined,
+): Promise<ScenarioResult> {
+  const start = START;
+  const clock = new FakeClock(start);
+  const { app, ds, url } = await startApp(o, name, clock);
   try {
     await app.listen(0, '127.0.0.1');
     const server = app.getHttpServer() as { address(): AddressInfo };
     const http = new BenchClient(`http://127.0.0.1:${server.address().port}`);
-    const ds = app.get(DataSource);
-    const t0 = Date.now();
-    console.log(
-      `\n== ${o.hosts} hosts, ${o.shape} shape: seeding ${o.hosts * o.perHost} allocations…`,
-    );
-    const report = (done: number, total: number) => {
-      if (total <= 10_000 || done % 10_000 === 0 || done === total) {
-        const seconds = ((Date.now() - t0) / 1000).toFixed(1);
-        console.log(
-          `  seeded ${done} of ${total} hosts (${Math.round((100 * done) / total)}%), ${seconds} s`,
-        );
-      }
-    };
-    await seed(ds, o.hosts, o.perHost, start, report, o.shape);
-    const seedSeconds = (Date.now() - t0) / 1000;
+    if (copiedSeed !== undefined) {
+      console.log(`\n== ${o.hosts} hosts, ${o.shape} shape: a copy of the kept seed`);
+    }
+    const seedSeconds = copiedSeed ?? (await seedDatabase(o, ds));
     const figures = await measureOperations(http, ds, start, o.hosts, o.budgetMs);
     const throughput = await createThroughput(
       http,
