@@ -5,12 +5,12 @@ import { withFramedTransaction } from '../database/framed-transaction.js';
 import type { LeaseEvent } from '../model/lease-event.entity.js';
 import { EVENT_COLUMNS, toEvent, type EventRow } from '../leases/lease-rows.js';
 import type { EventStatus } from '../model/event-status.js';
-
-/** The shared clock's time ($1), or the database's. */
-const NOW = `coalesce($1::timestamptz, now())`;
-
-const DUE = `((e.status = 'UNDONE' AND e.time <= ${NOW} AND (e.retry_at IS NULL OR e.retry_at <= ${NOW}))
-   OR (e.status = 'IN_PROGRESS' AND e.claim_expires_at < ${NOW}))`;
+import {
+  CLAIM_LEASES_SQL,
+  claimEventsSql,
+  finishEventSql,
+  HEARTBEAT_SQL,
+} from '../model/lease-tables-claims.js';
 
 export class ClaimLost extends Error {}
 
@@ -34,43 +34,14 @@ export class EventsRepository {
     return withFramedTransaction(this.dataSource, async (tx) => {
       // Due times and claims are judged by one clock for every replica: the database's
       // (now(), the transaction's start) unless the clock is shared.
-      const leases = await sql<{ id: string }>(
-        tx,
-        `SELECT l.id FROM leases l
-          WHERE l.id IN (
-            (SELECT e.lease_id FROM events e
-              WHERE e.status = 'UNDONE' AND e.time <= ${NOW} AND (e.retry_at IS NULL OR e.retry_at <= ${NOW})
-                -- a lease whose other event runs cannot start another: leave its slot to others
-                AND NOT EXISTS (SELECT 1 FROM events r WHERE r.lease_id = e.lease_id
-                                 AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= ${NOW})
-              ORDER BY e.time LIMIT $2)
-            UNION ALL
-            (SELECT e.lease_id FROM events e
-              WHERE e.status = 'IN_PROGRESS' AND e.claim_expires_at < ${NOW}
-              ORDER BY e.time LIMIT $2))
-            AND l.status <> 'DELETING'
-          ORDER BY l.id
-          LIMIT $3
-          FOR UPDATE OF l SKIP LOCKED`,
-        [shared, limit * 4, limit],
-        { prepare: true },
-      );
+      const leases = await sql<{ id: string }>(tx, CLAIM_LEASES_SQL, [shared, limit * 4, limit], {
+        prepare: true,
+      });
       if (leases.rows.length === 0) return [];
       // A new statement sees claims committed by others before we got the locks.
       const claimed = await sql<EventRow>(
         tx,
-        `UPDATE events SET status = 'IN_PROGRESS', claimed_by = $3,
-                claim_expires_at = ${NOW} + $4 * interval '1 millisecond',
-                attempts = attempts + 1, updated_at = ${NOW}
-          WHERE id IN (
-            SELECT DISTINCT ON (e.lease_id) e.id FROM events e
-             WHERE e.lease_id = ANY($2::uuid[]) AND ${DUE}
-               AND NOT EXISTS (SELECT 1 FROM events r WHERE r.lease_id = e.lease_id
-                                AND r.status = 'IN_PROGRESS' AND r.claim_expires_at >= ${NOW})
-             ORDER BY e.lease_id, e.time,
-                      CASE e.event_type WHEN 'start_lease' THEN 0
-                                        WHEN 'before_end_lease' THEN 1 ELSE 2 END)
-          RETURNING ${EVENT_COLUMNS}`,
+        claimEventsSql(EVENT_COLUMNS),
         [shared, leases.rows.map((r) => r.id), owner, ttlMs],
         { prepare: true, commit: true },
       );
@@ -80,12 +51,7 @@ export class EventsRepository {
 
   /** Extends a claim while its action runs; false when the claim was lost. */
   async heartbeat(id: string, owner: string, shared: Date | null, ttlMs: number): Promise<boolean> {
-    const result = await sql(
-      this.dataSource.manager,
-      `UPDATE events SET claim_expires_at = coalesce($3::timestamptz, now()) + $4 * interval '1 millisecond'
-        WHERE id = $1 AND claimed_by = $2 AND status = 'IN_PROGRESS'`,
-      [id, owner, shared, ttlMs],
-    );
+    const result = await sql(this.dataSource.manager, HEARTBEAT_SQL, [id, owner, shared, ttlMs]);
     return result.affected === 1;
   }
 
@@ -110,25 +76,20 @@ export class EventsRepository {
     also?: (p: SqlParams) => string,
   ): Promise<void> {
     const p = new SqlParams();
-    const [id, by, status, error, retry, at, uncounted] = [
+    const update = finishEventSql(
+      p,
       event.id,
       owner,
-      outcome.status,
-      outcome.error ?? null,
-      outcome.retryAt ?? null,
+      {
+        status: outcome.status,
+        error: outcome.error ?? null,
+        retryAt: outcome.retryAt ?? null,
+        uncounted: outcome.uncounted === true,
+      },
       now,
-      outcome.uncounted === true,
-    ].map((v) => p.bind(v));
-    const before = also === undefined ? '' : `WITH w AS (${also(p)}) `;
-    const result = await sql(
-      tx,
-      `${before}UPDATE events SET status = ${status}, last_error = ${error}, retry_at = ${retry}::timestamptz,
-              claimed_by = NULL, claim_expires_at = NULL, updated_at = ${at}::timestamptz,
-              attempts = attempts - CASE WHEN ${uncounted}::boolean THEN 1 ELSE 0 END
-        WHERE id = ${id}::uuid AND claimed_by = ${by} AND status = 'IN_PROGRESS'`,
-      p.values,
-      { prepare: true },
     );
+    const before = also === undefined ? '' : `WITH w AS (${also(p)}) `;
+    const result = await sql(tx, `${before}${update}`, p.values, { prepare: true });
     if (result.affected !== 1) throw new ClaimLost(`event ${event.id} was taken over`);
   }
 }

@@ -16,6 +16,7 @@ import { adoptedReservations, forgetServerGroup } from '../model/lease-tables.js
 import { activeSlots } from '../pools/host-usage.js';
 import { poolsByHostName, reservationAggregates } from '../pools/pools.repository.js';
 import { HealingService } from '../events/healing.service.js';
+import { UpkeepModule } from '../events/upkeep.module.js';
 import {
   checkAdoption,
   type PoolNaming,
@@ -149,8 +150,10 @@ async function heal(
       await forgetServerGroup(dataSource.manager, h.reservationId);
     }
   }
-  // The periodic heal's own path: each plugin's start, run again for these.
-  if (resyncs.length > 0) await app.get(HealingService, { strict: false }).resync(resyncs);
+  if (resyncs.length === 0) return;
+  // The periodic heal's own path: each plugin's start, run again for these. Taken from the
+  // module that provides it (strict), not from whichever module Nest finds one in first.
+  await app.select(UpkeepModule).get(HealingService, { strict: true }).resync(resyncs);
 }
 
 /** The report as lines for the operator. */

@@ -5,6 +5,7 @@ import { bind, eligible } from './allocation-sql.js';
 import { everyHost, planFromCounts } from './host-busy-counts.js';
 import { refreshHostBusy } from './host-busy.js';
 import type { Span } from './host-usage.js';
+import { hostJoin, hostsAs } from './hosts.repository.js';
 
 export interface PlanStep {
   start: Date;
@@ -58,14 +59,14 @@ export async function planByHost(
       // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER
       // (6.9 ms against 2.5 at 10,000 hosts).
       `WITH matching AS MATERIALIZED (
-            SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool FROM hosts h WHERE (${q.where})),
+            SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool FROM ${hostsAs('h')} WHERE (${q.where})),
           counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
                             count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
           runs AS (
             SELECT greatest(date_bin(${step}, greatest(b.lo, ${start}), ${start}),
                             date_bin(${step}, b.prev_end - interval '1 microsecond', ${start}) + ${step}) AS b0,
                    date_bin(${step}, b.up - interval '1 microsecond', ${start}) + ${step} AS b1
-              FROM host_busy b JOIN hosts h ON h.id = b.host_id
+              FROM host_busy b ${hostJoin('h', 'b.host_id')}
              WHERE b.lo < ${end} AND b.up > ${start} AND ${eligible(q)}),
           -- Runs with the same bounds are counted together.
           counted AS (SELECT b0, b1, count(*) AS n FROM runs WHERE b1 > b0 GROUP BY b0, b1),

@@ -6,6 +6,8 @@ import type { HostQuery } from '../requirements/host-query.js';
 import { bind, busy, eligible } from './allocation-sql.js';
 import { everyHost, freeAtStarts } from './host-busy-counts.js';
 import { refreshHostBusy } from './host-busy.js';
+import { nextEnd } from './host-usage.js';
+import { hostJoin, hostsAs } from './hosts.repository.js';
 
 /** Room after the latest date for the cleaning time (at most a week) of a lease ending then. */
 const SEARCH_HORIZON = LATEST_DATE.getTime() + 366 * 86_400_000;
@@ -84,7 +86,7 @@ export class FreeStarts {
       if (chunk.total < count) return [];
       found.push(...chunk.starts);
       if (found.length >= limit) return found;
-      const next = await this.nextEnd(em, t1);
+      const next = await nextEnd(em, t1);
       if (next === null) return found;
       t0 = next;
     }
@@ -117,7 +119,7 @@ export class FreeStarts {
       `WITH near AS MATERIALIZED ${busy(`tstzrange(${t0} - interval '1 microsecond', ${t1} + ${dur}, '[)')`)},
             -- Read by time first, then joined to their hosts: a selective requirement that the
             -- planner misjudges must not turn into a probe of the allocations per host.
-            busy AS MATERIALIZED (SELECT n.host_id, n.during FROM near n JOIN hosts h ON h.id = n.host_id
+            busy AS MATERIALIZED (SELECT n.host_id, n.during FROM near n ${hostJoin('h', 'n.host_id')}
                                    WHERE ${eligible(q)}),
             -- Only starts at or after the first candidate count: a span begins no earlier, and
             -- (lower - duration) is never computed before it (a long one leaves the year range).
@@ -138,7 +140,7 @@ export class FreeStarts {
                        UNION ALL SELECT lower(r), 2, 1 FROM taken),
             swept AS (SELECT t, kind, sum(d) OVER (ORDER BY t, kind ROWS UNBOUNDED PRECEDING) AS taken
                         FROM events),
-            total AS (SELECT count(*)::int AS n FROM hosts h WHERE ${eligible(q)}),
+            total AS (SELECT count(*)::int AS n FROM ${hostsAs('h')} WHERE ${eligible(q)}),
             fit AS (SELECT s.t, (total.n - s.taken)::int AS free FROM swept s, total
                      WHERE s.kind = 1 AND total.n - s.taken >= ${need} ORDER BY s.t LIMIT ${lim})
        SELECT (SELECT n FROM total) AS total,
@@ -148,16 +150,5 @@ export class FreeStarts {
     );
     const { total, starts, frees } = rows[0];
     return { total, starts: starts.map((start, i) => ({ start, free: Number(frees[i]) })) };
-  }
-
-  /** The first allocation end at or after `t`, of any host, or null when there is none. */
-  private async nextEnd(em: EntityManager, t: Date): Promise<Date | null> {
-    const { rows } = await sql<{ t: Date | null }>(
-      em,
-      `SELECT least((SELECT min(upper(during)) FROM host_allocations WHERE upper(during) >= $1),
-                    (SELECT min(upper(during)) FROM instance_allocations WHERE upper(during) >= $1)) AS t`,
-      [t],
-    );
-    return rows[0].t;
   }
 }

@@ -2,9 +2,9 @@ import type { EntityManager } from 'typeorm';
 import { withFramedTransaction } from '../database/framed-transaction.js';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
-import { bind, distinctEnds } from './allocation-sql.js';
+import { bind } from './allocation-sql.js';
 import { BUCKET_ORIGIN } from './host-busy.js';
-import type { Span } from './host-usage.js';
+import { distinctEnds, type Span } from './host-usage.js';
 
 /*
  * The capacity plan and the availability search over every host of the reservation pool

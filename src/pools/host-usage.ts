@@ -125,6 +125,46 @@ export function busy(range: string): string {
   return `(${of('host_allocations')} UNION ALL ${of('instance_allocations')})`;
 }
 
+/**
+ * The first allocation end at or after `t`, of any host, or null when there is none (the
+ * availability search's next chunk).
+ */
+export async function nextEnd(em: EntityManager, t: Date): Promise<Date | null> {
+  const { rows } = await sql<{ t: Date | null }>(
+    em,
+    `SELECT least((SELECT min(upper(during)) FROM host_allocations WHERE upper(during) >= $1),
+                    (SELECT min(upper(during)) FROM instance_allocations WHERE upper(during) >= $1)) AS t`,
+    [t],
+  );
+  return rows[0].t;
+}
+
+/**
+ * The body of a recursive CTE `name(t, n)`: the first `limit` distinct ends (SQL) of
+ * allocations of every type in (after, before), in time order, of the hosts `join` (SQL
+ * joined to the allocation `a`) keeps, then a NULL once there is none. Each step reads
+ * the next end of each table through its index on upper(during): many allocations
+ * ending at once (leases made for the same hour) cost one step.
+ */
+export function distinctEnds(
+  name: string,
+  join: string,
+  [after, before]: [string, string],
+  limit: string,
+): string {
+  const next = (x: string) =>
+    ['host_allocations', 'instance_allocations']
+      .map(
+        (table) => `(SELECT upper(a.during) FROM ${table} a ${join}
+                      WHERE upper(a.during) > ${x} AND upper(a.during) < ${before}
+                      ORDER BY upper(a.during) LIMIT 1)`,
+      )
+      .join(', ');
+  return `SELECT least(${next(after)}) AS t, 1 AS n
+          UNION ALL
+          SELECT least(${next('e.t')}), e.n + 1 FROM ${name} e WHERE e.t IS NOT NULL AND e.n < ${limit}`;
+}
+
 /** SQL: host `h` has no allocation and no slot at the instant `t`. */
 export function notHeldAt(h: string, t: string): string {
   return `NOT EXISTS (SELECT 1 FROM host_allocations a
