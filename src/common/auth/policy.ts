@@ -71,7 +71,10 @@ export class Policy {
     const answers = new Map<string, Map<string | null, boolean>>();
     return (owner) => {
       let byUser = answers.get(owner.projectId);
-      if (byUser === undefined) answers.set(owner.projectId, (byUser = new Map()));
+      if (byUser === undefined) {
+        byUser = new Map<string | null, boolean>();
+        answers.set(owner.projectId, byUser);
+      }
       const user = owner.userId ?? null;
       let answer = byUser.get(user);
       if (answer === undefined) byUser.set(user, (answer = this.allows(caller, rule, owner)));
