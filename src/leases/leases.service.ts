@@ -91,13 +91,14 @@ export class LeasesService {
       this.policy.assertCanSee(caller, marker, 'lease_id', query.marker);
       filter.marker = marker;
     }
+    // A site rule may narrow what a project sees (e.g. its user's own leases only).
+    const visible = this.policy.allowsEach(caller, 'blazar:leases:get');
     let left = query.limit ?? Infinity;
     for (;;) {
       const size = Math.min(LIST_PAGE, left);
       const leases = await this.repo.list(em, { ...filter, limit: size });
       if (leases.length === 0) return;
-      // A site rule may narrow what a project sees (e.g. its user's own leases only).
-      const shown = leases.filter((l) => this.policy.allows(caller, 'blazar:leases:get', l));
+      const shown = leases.filter(visible);
       const parts = await this.repo.withParts(em, shown);
       const extra = await describeAll(em, parts, this.plugins);
       yield parts.map((p) => toLeaseWire(p, this.plugins, extra));

@@ -63,7 +63,7 @@ export class AllocationsService {
   async listFor(caller: Identity, filter: AllocationFilter): Promise<AllocationResponse[]> {
     const rule = 'blazar:oshosts:get_allocations';
     if (this.policy.allows(caller, rule)) {
-      return this.list(filter, (owner) => this.policy.allows(caller, 'blazar:leases:get', owner));
+      return this.list(filter, this.policy.allowsEach(caller, 'blazar:leases:get'));
     }
     const owners = await this.ownersAsked(filter);
     const own = (o: Owner | null) =>

@@ -59,9 +59,12 @@ export class SchedulerFilterService {
     if ((body.hosts !== undefined && body.hosts !== null) || bySlots || byServer) {
       return Buffer.from(JSON.stringify(await this.filter(body, explain)));
     }
+    // Prepared: pool_state is a view summing its 64 shards, planned once per connection.
     const { rows } = await sql<{ version: string }>(
       this.dataSource.manager,
       `SELECT version FROM pool_state WHERE id = 1`,
+      [],
+      { prepare: true },
     );
     const version = rows[0].version;
     const hint = (body.hints as Record<string, unknown> | undefined)?.reservation;

@@ -63,6 +63,25 @@ export class Policy {
     return this.rules.allows(rule, target(owner), credentials(caller));
   }
 
+  /**
+   * `allows` for many objects of one caller (the leases of a list page): the rule is
+   * evaluated once per owner, since it sees only the owner's project and user.
+   */
+  allowsEach(caller: Identity, rule: string): (owner: Owner) => boolean {
+    const answers = new Map<string, Map<string | null, boolean>>();
+    return (owner) => {
+      let byUser = answers.get(owner.projectId);
+      if (byUser === undefined) {
+        byUser = new Map<string | null, boolean>();
+        answers.set(owner.projectId, byUser);
+      }
+      const user = owner.userId ?? null;
+      let answer = byUser.get(user);
+      if (answer === undefined) byUser.set(user, (answer = this.allows(caller, rule, owner)));
+      return answer;
+    };
+  }
+
   /** Whether the rule passes for a caller with no token: no user, project or role. */
   allowsAnyone(rule: string): boolean {
     const nobody: Credentials = { user_id: '', project_id: '', roles: [], is_admin: false };
