@@ -158,17 +158,24 @@ const STATS_FLUSH_MS = 11_000;
 
 async function printServerStats(ds: DataSource, kind: string, per: number): Promise<void> {
   await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
-  const statementRows: { top: boolean; calls: string; ms: number; query: string }[] =
+  const statementRows: { top: boolean; calls: string; ms: number; plan: number; query: string }[] =
     await ds.query(
-      `SELECT toplevel AS top, calls, total_exec_time AS ms, query FROM pg_stat_statements
+      `SELECT toplevel AS top, calls, total_exec_time AS ms, total_plan_time AS plan, query
+         FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        ORDER BY total_exec_time DESC LIMIT 30`,
+        ORDER BY total_exec_time + total_plan_time DESC LIMIT 30`,
     );
-  console.log(`\n-- ${kind}: time per event (ms) by statement (top: sent by Node)`);
+  const sum = (k: 'ms' | 'plan', top: boolean) =>
+    statementRows.filter((r) => r.top === top).reduce((a, r) => a + r[k], 0) / per;
+  console.log(
+    `\n-- ${kind}: time per event (ms) by statement, exec + plan (top: sent by Node; ` +
+      `all top ${sum('ms', true).toFixed(3)} + ${sum('plan', true).toFixed(3)}, ` +
+      `in triggers ${sum('ms', false).toFixed(3)} + ${sum('plan', false).toFixed(3)})`,
+  );
   for (const r of statementRows) {
     const text = r.query.replace(/\s+/g, ' ').slice(0, 150);
     console.log(
-      `  ${(r.ms / per).toFixed(3)} ${r.top ? 'top' : 'in '} x${(Number(r.calls) / per).toFixed(1)} ${text}`,
+      `  ${(r.ms / per).toFixed(3)} + ${(r.plan / per).toFixed(3)} ${r.top ? 'top' : 'in '} x${(Number(r.calls) / per).toFixed(1)} ${text}`,
     );
   }
   const fnRows: { name: string; calls: string; total: number; self: number }[] = await ds.query(
