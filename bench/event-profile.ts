@@ -5,6 +5,12 @@
  * statements sent (each a round trip), Node CPU, and the CPU of the database's backends
  * (utime + stime from /proc, the server being local). BENCH_PROFILE_SQL=1 prints the
  * statements of one event of each kind. The claim is the manager's and is not counted.
+ * BENCH_PROFILE_PGSS=1 (on a server with pg_stat_statements loaded, `track = all`, and
+ * `track_functions = all`) also prints, per kind, the statements and trigger functions
+ * that took the most time per event, triggers' own statements included.
+ * BENCH_PROFILE_DROP_TRIGGERS=f1,f2 drops, before the events run, every trigger that
+ * calls one of these functions (to weigh what they cost; the events' results are the
+ * same, only the logs and counts those triggers keep go stale).
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +29,8 @@ import { dbUrl, LENGTH, prepare, STORM } from './storm.js';
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const LEASES = Number(process.env.BENCH_PROFILE_LEASES ?? 100);
 const SHOW_SQL = process.env.BENCH_PROFILE_SQL === '1';
+const PGSS = process.env.BENCH_PROFILE_PGSS === '1';
+const DROP = (process.env.BENCH_PROFILE_DROP_TRIGGERS ?? '').split(',').filter(Boolean);
 /** Events of each kind run first and not counted (plans cached, pool connections open). */
 const WARM_UP = 5;
 const OWNER = 'event-profile';
@@ -89,6 +97,7 @@ async function profile(
   const events = await claim(ds, type, resourceType);
   for (const event of events.slice(0, WARM_UP)) await runner.run(event, OWNER);
   const counted = events.slice(WARM_UP);
+  if (PGSS) await resetServerStats(ds);
   const pids = await backendPids(ds);
   const pgBefore = new Map(pids.map((pid) => [pid, processCpuSeconds(pid)]));
   const cpuBefore = process.cpuUsage();
@@ -117,6 +126,7 @@ async function profile(
   );
   if (Number(n) > 0) throw new Error(`${kind}: ${n} events not DONE`);
   const per = counted.length;
+  if (PGSS) await printServerStats(ds, kind, per);
   return {
     kind,
     events: per,
@@ -125,6 +135,59 @@ async function profile(
     postgresMs: (pgSeconds * 1000) / per,
     wallMs: wallMs / per,
   };
+}
+
+async function dropTriggers(ds: DataSource, functions: string[]): Promise<void> {
+  const found: { tgname: string; rel: string }[] = await ds.query(
+    `SELECT t.tgname, t.tgrelid::regclass::text AS rel FROM pg_trigger t
+       JOIN pg_proc p ON p.oid = t.tgfoid
+      WHERE NOT t.tgisinternal AND p.proname = ANY($1)`,
+    [functions],
+  );
+  for (const t of found) await ds.query(`DROP TRIGGER ${t.tgname} ON ${t.rel}`);
+  console.log(`dropped ${found.length} triggers: ${found.map((t) => t.tgname).join(', ')}`);
+}
+
+async function resetServerStats(ds: DataSource): Promise<void> {
+  await ds.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+  await ds.query(`SELECT pg_stat_statements_reset(), pg_stat_reset()`);
+}
+
+/** Backends flush function counts at most once a second, or after 10 s idle. */
+const STATS_FLUSH_MS = 11_000;
+
+async function printServerStats(ds: DataSource, kind: string, per: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
+  const statementRows: { top: boolean; calls: string; ms: number; plan: number; query: string }[] =
+    await ds.query(
+      `SELECT toplevel AS top, calls, total_exec_time AS ms, total_plan_time AS plan, query
+         FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        ORDER BY total_exec_time + total_plan_time DESC LIMIT 30`,
+    );
+  const sum = (k: 'ms' | 'plan', top: boolean) =>
+    statementRows.filter((r) => r.top === top).reduce((a, r) => a + r[k], 0) / per;
+  console.log(
+    `\n-- ${kind}: time per event (ms) by statement, exec + plan (top: sent by Node; ` +
+      `all top ${sum('ms', true).toFixed(3)} + ${sum('plan', true).toFixed(3)}, ` +
+      `in triggers ${sum('ms', false).toFixed(3)} + ${sum('plan', false).toFixed(3)})`,
+  );
+  for (const r of statementRows) {
+    const text = r.query.replace(/\s+/g, ' ').slice(0, 150);
+    console.log(
+      `  ${(r.ms / per).toFixed(3)} + ${(r.plan / per).toFixed(3)} ${r.top ? 'top' : 'in '} x${(Number(r.calls) / per).toFixed(1)} ${text}`,
+    );
+  }
+  const fnRows: { name: string; calls: string; total: number; self: number }[] = await ds.query(
+    `SELECT funcname AS name, calls, total_time AS total, self_time AS self
+       FROM pg_stat_user_functions ORDER BY total_time DESC`,
+  );
+  console.log(`-- ${kind}: functions, ms per event (total / self) and calls per event`);
+  for (const r of fnRows) {
+    console.log(
+      `  ${(r.total / per).toFixed(3)} / ${(r.self / per).toFixed(3)} x${(Number(r.calls) / per).toFixed(1)} ${r.name}`,
+    );
+  }
 }
 
 async function main(): Promise<void> {
@@ -151,6 +214,7 @@ async function main(): Promise<void> {
       const ds = app.get(DataSource);
       const runner = app.get(EventRunner);
       const rows: Row[] = [];
+      if (DROP.length > 0) await dropTriggers(ds, DROP);
       for (const type of ['physical:host', 'virtual:instance'])
         rows.push(await profile(ds, runner, 'start_lease', type));
       clock.set(new Date(STORM.getTime() + LENGTH));

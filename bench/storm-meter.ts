@@ -3,6 +3,8 @@
  * Node CPU (each reports its own from storm-manager.ts), the CPU of the database's
  * backends (/proc, the server being local), and what active backends waited on, sampled
  * with every progress poll (pg_stat_activity), with the load average at the end.
+ * BENCH_STORM_PGSS=1, on a server with pg_stat_statements loaded (`track = all` to see
+ * triggers' statements), also prints each phase's costliest statements per event.
  */
 import type { ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -52,6 +54,45 @@ async function backendCpu(db: Client): Promise<Map<number, number>> {
         AND pid <> pg_backend_pid()`,
   );
   return new Map(rows.map((r) => [r.pid, processCpuSeconds(r.pid)]));
+}
+
+const PGSS = process.env.BENCH_STORM_PGSS === '1';
+
+/** Clears pg_stat_statements (BENCH_STORM_PGSS=1) before a phase. */
+export async function resetStatements(db: Client): Promise<void> {
+  if (!PGSS) return;
+  await db.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+  await db.query(`SELECT pg_stat_statements_reset()`);
+}
+
+/** The phase's costliest statements (BENCH_STORM_PGSS=1): ms per event, planning apart. */
+export async function printStatements(db: Client, label: string, events: number): Promise<void> {
+  if (!PGSS) return;
+  const { rows } = await db.query<{
+    top: boolean;
+    calls: string;
+    exec: number;
+    plan: number;
+    query: string;
+  }>(
+    `SELECT toplevel AS top, calls, total_exec_time AS exec, total_plan_time AS plan, query
+       FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`,
+  );
+  const sum = (k: 'exec' | 'plan', top: boolean) =>
+    rows.filter((r) => r.top === top).reduce((a, r) => a + r[k], 0) / events;
+  console.log(
+    `  ${label}: ms per event, exec + plan (top statements ${sum('exec', true).toFixed(2)} + ` +
+      `${sum('plan', true).toFixed(2)}; of which in triggers ${sum('exec', false).toFixed(2)})`,
+  );
+  for (const r of rows) {
+    const text = r.query.replace(/\s+/g, ' ').slice(0, 120);
+    console.log(
+      `    ${(r.exec / events).toFixed(3)} + ${(r.plan / events).toFixed(3)} ` +
+        `${r.top ? 'top' : 'in '} x${(Number(r.calls) / events).toFixed(2)} ${text}`,
+    );
+  }
 }
 
 export class PhaseMeter {

@@ -18,7 +18,7 @@ import { withAdmin } from './scenario.js';
 import { seed } from './seed.js';
 import { percentile } from './stats.js';
 import type { StormOrder } from './storm-manager.js';
-import { PhaseMeter, type PhaseCost } from './storm-meter.js';
+import { PhaseMeter, printStatements, resetStatements, type PhaseCost } from './storm-meter.js';
 
 export interface StormFigure {
   managers: number;
@@ -205,6 +205,7 @@ async function phase(
   type: string,
   at: Date,
 ): Promise<Omit<StormFigure, 'managers' | 'phase'>> {
+  await resetStatements(db);
   const meter = await PhaseMeter.start(db, children);
   const real = Date.now();
   for (const child of children) child.send({ url, at: at.toISOString(), real });
@@ -226,6 +227,7 @@ async function phase(
       WHERE event_type = $1`,
     [type],
   );
+  await printStatements(db, `${children.length} manager(s), ${type}`, rows.rows.length);
   const lags = rows.rows
     .filter((r) => r.status === 'DONE')
     .map((r) => Number(r.lag))

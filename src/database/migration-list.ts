@@ -23,6 +23,7 @@ import { LeaseUserEvents1765320000000 } from './migrations/1765320000000-LeaseUs
 import { PowerPlanStore1765331000000 } from './migrations/1765331000000-PowerPlanStore.js';
 import { PoolStateShards1765340000000 } from './migrations/1765340000000-PoolStateShards.js';
 import { HostBusyCounts1765410000000 } from './migrations/1765410000000-HostBusyCounts.js';
+import { PoolMemberTriggers1766200000000 } from './migrations/1766200000000-PoolMemberTriggers.js';
 
 export const MIGRATIONS = [
   Init1763800000000,
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   PowerPlanStore1765331000000,
   PoolStateShards1765340000000,
   HostBusyCounts1765410000000,
+  PoolMemberTriggers1766200000000,
 ];

@@ -189,6 +189,9 @@ export class PowerReadiness {
                 ${hostIdsOfSql('$1')})
         ORDER BY h.id`,
       [reservationId],
+      // Every start asks: planned each time it cost about as much as the rest of the
+      // start's reads together (0.4-0.5 ms of planning for 0.01 ms of execution).
+      { prepare: true },
     );
     if (rows.length > 0) {
       const hosts = rows.map((r) => `${r.name} (${r.state})`).join(', ');
