@@ -131,7 +131,7 @@ export async function measurePower(
       await readyz.time(() => http.get('/readyz'));
     }
     const figures = [
-      first.figure(),
+      first.figure(create),
       create.figure(),
       ...[afterCreate, idle, page, filtered, readyz].map((s) => s.figure(create)),
     ];

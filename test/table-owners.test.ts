@@ -81,29 +81,6 @@ const REMAINING: string[] = [
   // The manager's claims of due events: being reworked beside this (issue 24's storm work).
   'leases src/events/events.repository.ts',
   'events src/events/events.repository.ts',
-  // The power plan: being reworked beside this.
-  'leases src/power/provisioning.ts',
-  'reservations src/power/provisioning.ts',
-  'hosts src/power/power-admin.ts',
-  'hosts src/power/power.repository.ts',
-  'hosts src/power/provisioning.ts',
-  'aggregates src/power/provisioning.ts',
-  'aggregate_hosts src/power/power.repository.ts',
-  'aggregate_hosts src/power/provisioning.ts',
-  'host_allocations src/power/provisioning.ts',
-  'host_power src/power/provisioning.ts',
-  // The kept power plan (merged last this session) reads hosts and their power records
-  // directly: to move behind the hosts' and host_power's owners.
-  'hosts src/power/plan-candidates.ts',
-  'hosts src/power/plan-pages.ts',
-  'hosts src/power/plan-store.ts',
-  'host_busy_changes src/power/plan-refresh.ts',
-  'host_power src/power/plan-candidates.ts',
-  'host_power src/power/plan-pages.ts',
-  'host_power src/power/plan-store.ts',
-  'power_log src/power/plan-store.ts',
-  'power_plan src/power/plan-candidates.ts',
-  'power_plan_changes src/power/plan-refresh.ts',
   // The availability search and the capacity plan: being reworked beside this.
   'hosts src/pools/capacity-plan.ts',
   'hosts src/pools/free-starts.ts',
