@@ -56,8 +56,10 @@ export class PlanCandidates {
     const until = new Date(now.getTime() + horizonMs);
     const { rows } = await sql<Row>(
       em,
-      `(${SELECT} WHERE pp.act = 'on' LIMIT ${FEW + 1})
-       UNION ALL (${SELECT} WHERE pp.act = 'off' LIMIT ${FEW + 1})`,
+      // Each kind in its partial index's order, so that the read walks that index however
+      // stale the statistics are (after a fleet-wide change they say most hosts want one).
+      `(${SELECT} WHERE pp.act = 'on' ORDER BY pp.needed_at, pp.host_id LIMIT ${FEW + 1})
+       UNION ALL (${SELECT} WHERE pp.act = 'off' ORDER BY pp.host_id LIMIT ${FEW + 1})`,
       [now, until],
     );
     const ons = rows.filter((r) => r.act === 'on');
