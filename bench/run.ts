@@ -9,8 +9,9 @@
  * instance leases (default 1000; 0 skips it) with 1 and 2 managers (BENCH_STORM_MANAGERS);
  * BENCH_STORM_ONLY=1 runs the storm alone. Last the packing row (packing.ts), with
  * HOST_WEIGHTS=gpu=10 and without weights (BENCH_PACKING=0 skips it). BENCH_OUT=<file> also
- * writes the figures as JSON, for bench/summary.ts. Each scenario ends
- * with the power plan's rows (power.ts; BENCH_POWER=0 skips them).
+ * writes the figures as JSON, for bench/summary.ts. Each scenario ends with the power
+ * plan's rows (power.ts; BENCH_POWER=0 skips them). BENCH_KEEP_DATABASE=1 keeps each
+ * scenario's database (its name is printed), to EXPLAIN on it afterwards.
  */
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';

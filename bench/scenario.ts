@@ -46,7 +46,10 @@ export async function withAdmin<T>(server: string, fn: (c: Client) => Promise<T>
   }
 }
 
-/** One size and shape on its own scratch database, dropped afterwards even on failure. */
+/**
+ * One size and shape on its own scratch database, dropped afterwards even on failure
+ * (unless BENCH_KEEP_DATABASE=1).
+ */
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const name = `climate_bench_${randomBytes(4).toString('hex')}`;
   const kept = process.env.BENCH_SEED_CACHE === '1' ? await seededTemplate(o) : undefined;
@@ -55,7 +58,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   try {
     return await onDatabase(o, name, kept?.seedSeconds);
   } finally {
-    await withAdmin(o.server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    // BENCH_KEEP_DATABASE=1 keeps it, to EXPLAIN a statement on the same data afterwards.
+    if (process.env.BENCH_KEEP_DATABASE === '1') console.log(`  kept database ${name}`);
+    else await withAdmin(o.server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   }
 }
 

@@ -73,36 +73,6 @@ const OWNERS: Record<string, { owner: string; readModel?: string }> = {
   pool_state_shards: { owner: 'src/scheduler/scheduler-filter.service.ts' },
 };
 
-/**
- * SQL not yet with its owner, as `table file` pairs: this list only shrinks. Each pair must
- * still name its table (the test fails otherwise), so a move removes its line here.
- */
-const REMAINING: string[] = [
-  // The power plan: being reworked beside this.
-  'leases src/power/provisioning.ts',
-  'reservations src/power/provisioning.ts',
-  'hosts src/power/power-admin.ts',
-  'hosts src/power/power.repository.ts',
-  'hosts src/power/provisioning.ts',
-  'aggregates src/power/provisioning.ts',
-  'aggregate_hosts src/power/power.repository.ts',
-  'aggregate_hosts src/power/provisioning.ts',
-  'host_allocations src/power/provisioning.ts',
-  'host_power src/power/provisioning.ts',
-  // The kept power plan (merged last this session) reads hosts and their power records
-  // directly: to move behind the hosts' and host_power's owners.
-  'hosts src/power/plan-candidates.ts',
-  'hosts src/power/plan-pages.ts',
-  'hosts src/power/plan-store.ts',
-  'host_busy_changes src/power/plan-refresh.ts',
-  'host_power src/power/plan-candidates.ts',
-  'host_power src/power/plan-pages.ts',
-  'host_power src/power/plan-store.ts',
-  'power_log src/power/plan-store.ts',
-  'power_plan src/power/plan-candidates.ts',
-  'power_plan_changes src/power/plan-refresh.ts',
-];
-
 /** Every .ts file under a folder. */
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -183,21 +153,12 @@ describe('one owner per table', () => {
     for (const table of Object.keys(OWNERS)) {
       for (const { path, text } of sources) {
         const pair = `${table} ${path}`;
-        if (namesTable(text, table) && !allowed(table, path) && !REMAINING.includes(pair)) {
+        if (namesTable(text, table) && !allowed(table, path)) {
           outside.push(pair);
         }
       }
     }
     expect(outside).toEqual([]);
-  });
-
-  it('should list only pairs that still name their table (the list stays exact)', () => {
-    const moved = REMAINING.filter((pair) => {
-      const [table, path] = pair.split(' ');
-      const source = sources.find((s) => s.path === path);
-      return source === undefined || !namesTable(source.text, table);
-    });
-    expect(moved).toEqual([]);
   });
 
   it('should have owner files that exist', () => {

@@ -12,6 +12,9 @@ export const REFRESH_BATCH = 5000;
 /** The origin of the day and hour buckets of host_busy_counts: UTC midnight. */
 export const BUCKET_ORIGIN = `timestamptz '2000-01-01 00:00:00+00'`;
 
+/** SQL: some host is marked for the next refresh (its allocations or its pool changed). */
+export const BUSY_MARKED_SQL = `EXISTS (SELECT 1 FROM host_busy_changes)`;
+
 /**
  * SQL adding `sign` times the in-pool stretches of `rows` (a CTE with lo, up, in_pool) to
  * host_busy_counts: each begins in the day and hour of lo and ends in those of
@@ -64,12 +67,9 @@ export async function refreshHostBusy(em: EntityManager): Promise<number> {
   for (;;) {
     // Outside the lock: no row means nothing to do, and rows that a refresh is deleting
     // stay visible until it commits.
-    const { rows } = await sql<{ marked: boolean }>(
-      em,
-      `SELECT EXISTS (SELECT 1 FROM host_busy_changes) AS marked`,
-      [],
-      { prepare: true },
-    );
+    const { rows } = await sql<{ marked: boolean }>(em, `SELECT ${BUSY_MARKED_SQL} AS marked`, [], {
+      prepare: true,
+    });
     if (!rows[0].marked) return rebuilt;
     const hosts = await em.transaction((tx) => refreshSome(tx));
     rebuilt += hosts;

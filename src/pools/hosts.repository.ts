@@ -38,10 +38,32 @@ export function namesOrEveryHost(names: string): string {
     UNION ALL SELECT hypervisor_hostname, id FROM hosts WHERE ${names}::text[] IS NULL`;
 }
 
+/** SQL: a host whose id is `id` (SQL) exists. */
+export function hostExistsSql(id: string): string {
+  return `EXISTS (SELECT 1 FROM hosts h WHERE h.id = ${id})`;
+}
+
 /** Locks host rows in id order (one order everywhere, so lockers never deadlock). */
 export async function lockHosts(tx: EntityManager, ids: number[]): Promise<void> {
   if (ids.length === 0) return;
   await sql(tx, `SELECT id FROM hosts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+}
+
+/** Of `ids`, the hosts this transaction could lock, in id order (others are locked now). */
+export async function tryLockHosts(tx: EntityManager, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: number }>(
+    tx,
+    `SELECT id FROM hosts WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [ids],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Locks the host against deletion (FOR SHARE); false when there is none. */
+export async function shareLockHost(tx: EntityManager, hostId: number): Promise<boolean> {
+  const { rows } = await sql(tx, `SELECT id FROM hosts WHERE id = $1 FOR SHARE`, [hostId]);
+  return rows.length > 0;
 }
 
 /** The host, locked for a pool change; 404 when there is none. */

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql, SqlParams } from '../database/sql.js';
+import { hostsAs } from '../pools/hosts.repository.js';
 import type { Interval, PowerState } from './power-plan.js';
+import { hostPowerJoin } from './power.repository.js';
 
 /** What selects the hosts of a page (see PowerPlanQuery). */
 export interface PageFilter {
@@ -79,7 +81,7 @@ export class PlanPages {
               coalesce(hp.always_on, false) AS always_on,
               coalesce(hp.holds_servers, false) AS holds_servers,
               coalesce(pp.keep_on, true) AS keep_on
-         FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
+         FROM ${hostsAs('h')} ${hostPowerJoin('hp', 'h.id')}
          LEFT JOIN power_plan pp ON pp.host_id = h.id
         WHERE ${where.join(' AND ')}
         ORDER BY h.id LIMIT ${p.bind(f.limit)}`,

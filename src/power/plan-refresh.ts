@@ -3,7 +3,6 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { refreshHostBusy } from '../pools/host-busy.js';
 import type { PowerSettings } from './power-plan.js';
@@ -47,12 +46,7 @@ export class PlanRefresh {
   async recent(now = this.clock.now()): Promise<PlanSummary> {
     const last = this.last;
     if (last !== null && now.getTime() - last.at <= REUSE_MS) {
-      const { rows } = await sql<{ marked: boolean }>(
-        this.dataSource.manager,
-        `SELECT EXISTS (SELECT 1 FROM power_plan_changes)
-             OR EXISTS (SELECT 1 FROM host_busy_changes) AS marked`,
-      );
-      if (!rows[0].marked) return last.summary;
+      if (!(await this.store.marked(this.dataSource.manager))) return last.summary;
     }
     return this.refresh(now);
   }
@@ -98,7 +92,7 @@ export class PlanRefresh {
     const hosts = await this.repo.hosts(tx, ids);
     // Hosts registered since get their record (on), as the plan first sees them.
     const unrecorded = planOn ? hosts.filter((h) => !h.recorded) : [];
-    await this.store.ensurePowerRows(
+    await this.repo.ensureRows(
       tx,
       unrecorded.map((h) => h.hostId),
       now,

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
+import { BUSY_MARKED_SQL } from '../pools/host-busy.js';
+import { hostExistsSql, hostsAs } from '../pools/hosts.repository.js';
 import type { PowerState } from './power-plan.js';
+import { powerLogAs } from './power.repository.js';
 import type { StoredPlan } from './stored-plan.js';
 
 /** pg_advisory_xact_lock key of the plan's refresh (any constant no other lock uses). */
@@ -68,7 +71,7 @@ export class PlanStore {
       `WITH changed AS (
          UPDATE power_plan_settings SET settings = $1 WHERE id = 1 AND settings <> $1 RETURNING id)
        SELECT array_agg(id) AS hosts FROM (
-         SELECT id FROM hosts WHERE EXISTS (SELECT 1 FROM changed)
+         SELECT h.id FROM ${hostsAs('h')} WHERE EXISTS (SELECT 1 FROM changed)
          UNION SELECT host_id FROM power_plan WHERE EXISTS (SELECT 1 FROM changed)) a`,
       [settings],
     );
@@ -76,19 +79,16 @@ export class PlanStore {
   }
 
   /**
-   * Gives the hosts of `ids` their power record (on) from `now`. The records mark their
-   * hosts for the next refresh too (the marks are not dropped: one could be another
-   * change's, committed meanwhile).
+   * Whether a host is marked for the next refresh: its situation changed (power_plan_changes)
+   * or its allocations or pool did (host_busy_changes, read by the refresh first).
    */
-  async ensurePowerRows(tx: EntityManager, ids: number[], now: Date): Promise<void> {
-    if (ids.length === 0) return;
-    await sql(
-      tx,
-      `INSERT INTO host_power (host_id, changed_at)
-       SELECT id, $2::timestamptz FROM hosts WHERE id = ANY($1::int[])
-       ON CONFLICT (host_id) DO NOTHING`,
-      [ids, now],
+  async marked(em: EntityManager): Promise<boolean> {
+    const { rows } = await sql<{ marked: boolean }>(
+      em,
+      `SELECT EXISTS (SELECT 1 FROM power_plan_changes)
+             OR ${BUSY_MARKED_SQL} AS marked`,
     );
+    return rows[0].marked;
   }
 
   /** The hosts marked changed, taken (a change committed meanwhile stays for the next). */
@@ -156,7 +156,7 @@ export class PlanStore {
       tx,
       `WITH m AS (
          SELECT i AS host_id,
-                CASE WHEN EXISTS (SELECT 1 FROM hosts h WHERE h.id = i)
+                CASE WHEN ${hostExistsSql('i')}
                      THEN (SELECT max(lo) FROM power_off_spans s WHERE s.host_id = i) END AS since
            FROM unnest($1::int[]) i),
        gone AS (
@@ -165,7 +165,7 @@ export class PlanStore {
        log AS (
          SELECT l.host_id, l.state, l.at,
                 lead(l.at) OVER (PARTITION BY l.host_id ORDER BY l.at, l.id) AS next
-           FROM power_log l JOIN m ON m.host_id = l.host_id
+           FROM ${powerLogAs('l')} JOIN m ON m.host_id = l.host_id
           WHERE m.since IS NULL OR l.at >= m.since),
        added AS (
          INSERT INTO power_off_spans (host_id, lo, up)

@@ -2,9 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { NotFound } from '../common/errors.js';
-import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import type { HostPowerResponse } from '../hosts/dto/host-power.dto.js';
+import { shareLockHost } from '../pools/hosts.repository.js';
 import { PowerReport } from './power-report.js';
 import { PowerRepository } from './power.repository.js';
 
@@ -27,8 +27,7 @@ export class PowerAdmin {
     const hostId = Number(id);
     await withTransaction(this.dataSource, async (tx) => {
       // The host row locked: it cannot be deleted under the mark.
-      const { rows } = await sql(tx, `SELECT id FROM hosts WHERE id = $1 FOR SHARE`, [hostId]);
-      if (rows.length === 0) throw new NotFound('host_id', id);
+      if (!(await shareLockHost(tx, hostId))) throw new NotFound('host_id', id);
       await this.repo.setAlwaysOn(tx, hostId, alwaysOn, this.clock.now());
     });
     this.logger.log({ msg: 'always-on mark set', host_id: hostId, always_on: alwaysOn });

@@ -11,7 +11,7 @@ import { Metrics } from '../observability/metrics.js';
 import { errorMessage, within } from '../observability/bounded.js';
 import { PowerReadiness } from '../pools/power-readiness.js';
 import { planHost, type HostPlan, type PowerSettings } from './power-plan.js';
-import { PlanCandidates, type Candidate } from './plan-candidates.js';
+import { PlanCandidates, type Candidate } from './plan-store-candidates.js';
 import { PlanRefresh } from './plan-refresh.js';
 import { PowerRepository, type HostPower } from './power.repository.js';
 import { powerSettings, situationOf } from './situations.js';

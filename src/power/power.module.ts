@@ -3,7 +3,7 @@ import { HostPowerPort } from '../hosts/host-power.js';
 import { HostsModule } from '../hosts/hosts.module.js';
 import { PluginsModule } from '../plugins/plugins.module.js';
 import { PoolsModule } from '../pools/pools.module.js';
-import { PlanCandidates } from './plan-candidates.js';
+import { PlanCandidates } from './plan-store-candidates.js';
 import { PlanPages } from './plan-pages.js';
 import { PlanRefresh } from './plan-refresh.js';
 import { PlanStore } from './plan-store.js';
@@ -37,7 +37,6 @@ import { Provisioning } from './provisioning.js';
     PowerTransitions,
     Provisioning,
   ],
-  exports: [PowerService],
 })
 export class PowerModule {
   constructor(port: HostPowerPort, admin: PowerAdmin) {

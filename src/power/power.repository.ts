@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import { HOST_USAGE } from '../pools/host-usage.js';
+import { hostsAs, tryLockHosts } from '../pools/hosts.repository.js';
+import { poolMembershipJoin } from '../pools/pools.repository-power.js';
 import type { Interval, PowerState } from './power-plan.js';
 
 /** A host with its power record and whether the power plan may switch it off. */
@@ -35,6 +37,26 @@ interface HostPowerRow {
   recorded: boolean;
 }
 
+/** `LEFT JOIN host_power <hp> ON <hp>.host_id = <hostId>`: a host's power record, if any. */
+export function hostPowerJoin(hp: string, hostId: string): string {
+  return `LEFT JOIN host_power ${hp} ON ${hp}.host_id = ${hostId}`;
+}
+
+/** SQL: the power record `hp` (joined by hostPowerJoin) is on; a host without one is. */
+export function isOnSql(hp: string): string {
+  return `coalesce(${hp}.state, 'on') = 'on'`;
+}
+
+/** SQL: servers were found on host `hostId` (SQL) when the plan last looked. */
+export function holdsServersSql(hostId: string): string {
+  return `EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = ${hostId} AND hp.holds_servers)`;
+}
+
+/** `power_log <l>`: the table, for a statement that reads the states hosts entered. */
+export function powerLogAs(l: string): string {
+  return `power_log ${l}`;
+}
+
 /** pg_advisory_xact_lock key of the power decisions (any constant no other lock uses). */
 const POWER_LOCK = 7_310_043;
 
@@ -55,9 +77,8 @@ export class PowerRepository {
               coalesce(hp.holds_servers, false) AS holds_servers,
               coalesce(h.reservable AND ah.kind = 'freepool', false) AS managed,
               hp.host_id IS NOT NULL AS recorded
-         FROM hosts h LEFT JOIN host_power hp ON hp.host_id = h.id
-         LEFT JOIN aggregate_hosts ah
-           ON ah.host_id = h.id AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')
+         FROM ${hostsAs('h')} ${hostPowerJoin('hp', 'h.id')}
+         ${poolMembershipJoin('ah', 'h')}
         ${ids === null ? '' : 'WHERE h.id = ANY($1::int[])'}
         ORDER BY h.id`,
       ids === null ? [] : [ids],
@@ -124,14 +145,8 @@ export class PowerRepository {
   }
 
   /** Of `ids`, the hosts this transaction could lock (others are being allocated now). */
-  async lockHosts(tx: EntityManager, ids: number[]): Promise<number[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await sql<{ id: number }>(
-      tx,
-      `SELECT id FROM hosts WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
-      [ids],
-    );
-    return rows.map((r) => r.id);
+  lockHosts(tx: EntityManager, ids: number[]): Promise<number[]> {
+    return tryLockHosts(tx, ids);
   }
 
   /**
@@ -208,7 +223,7 @@ export class PowerRepository {
     const { rows } = await sql<{ host_id: number; name: string; state: 'booting' | 'stopping' }>(
       em,
       `UPDATE host_power hp SET claimed_by = $2, claim_expires_at = $3
-         FROM hosts h
+         FROM ${hostsAs('h')}
         WHERE h.id = hp.host_id AND hp.host_id IN (
                 SELECT host_id FROM host_power
                  WHERE state IN ('booting', 'stopping')
@@ -231,6 +246,21 @@ export class PowerRepository {
       `INSERT INTO host_power (host_id, changed_at, always_on) VALUES ($1, $2, $3)
        ON CONFLICT (host_id) DO UPDATE SET always_on = $3`,
       [hostId, now, alwaysOn],
+    );
+  }
+
+  /**
+   * Gives the hosts of `ids` their power record (on) from `now`; a host with one keeps
+   * it. The records mark their hosts for the plan's next refresh too.
+   */
+  async ensureRows(tx: EntityManager, ids: number[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await sql(
+      tx,
+      `INSERT INTO host_power (host_id, changed_at)
+       SELECT h.id, $2::timestamptz FROM ${hostsAs('h')} WHERE h.id = ANY($1::int[])
+       ON CONFLICT (host_id) DO NOTHING`,
+      [ids, now],
     );
   }
 

@@ -5,13 +5,19 @@ import { isResourceBusy } from '../common/errors.js';
 import { COMPUTE_DRIVER, type ComputeDriver } from '../compute/compute-driver.js';
 import { CONFIG } from '../config/config.module.js';
 import type { Config } from '../config/config.js';
-import { sql } from '../database/sql.js';
 import { withTransaction } from '../database/transaction.js';
 import { errorMessage, within } from '../observability/bounded.js';
 import { PoolSync } from '../plugins/physical-host/pool-sync.js';
+import {
+  reservationsToPrepare,
+  type ToPrepare,
+} from '../plugins/physical-host/reservations-to-prepare.js';
+import { namedHosts } from '../pools/hosts.repository.js';
 import { FREEPOOL } from '../pools/pool-names.js';
 import { PoolsRepository } from '../pools/pools.repository.js';
+import { lockStalePreparedPool, stalePreparedPools } from '../pools/pools.repository-power.js';
 import { POWER_CALL_TIMEOUT_MS } from './power-transitions.js';
+import { hostPowerJoin, isOnSql } from './power.repository.js';
 
 /**
  * Metadata of a reservation's pool that is prepared but not started: it lets nobody in
@@ -22,14 +28,6 @@ export const PREPARED_KEY = 'climate:prepared';
 
 /** Reservations prepared per run at most. */
 const BATCH = 50;
-
-interface Due {
-  id: string;
-  project_id: string;
-  extra: string[];
-  hosts: string[];
-  all_on: boolean;
-}
 
 /**
  * The provisioning lead time (PROVISIONING_LEAD_MINUTES): a host reservation's hosts are
@@ -62,28 +60,11 @@ export class Provisioning {
   }
 
   /** Host reservations of pending leases within the lead time of their start, not all in their pool. */
-  private async due(now: Date): Promise<Due[]> {
-    const { rows } = await sql<Due>(
-      this.dataSource.manager,
-      `WITH due AS (
-         SELECT r.id, l.project_id, l.start_at, coalesce(r.params -> 'extra_projects', '[]') AS extra
-           FROM reservations r JOIN leases l ON l.id = r.lease_id
-          WHERE r.resource_type = 'physical:host' AND r.status = 'pending' AND l.status = 'PENDING'
-            AND l.start_at > $1 AND l.start_at <= $1::timestamptz + $2::interval)
-       SELECT d.id, d.project_id, d.extra,
-              array_agg(h.hypervisor_hostname ORDER BY h.id) AS hosts,
-              bool_and(coalesce(hp.state, 'on') = 'on') AS all_on
-         FROM due d JOIN host_allocations a ON a.reservation_id = d.id
-         JOIN hosts h ON h.id = a.host_id
-         LEFT JOIN host_power hp ON hp.host_id = a.host_id
-         LEFT JOIN aggregates ag ON ag.name = d.id::text AND ag.kind = 'reservation'
-         LEFT JOIN aggregate_hosts ah ON ah.aggregate_id = ag.id AND ah.host_id = a.host_id
-        GROUP BY d.id, d.project_id, d.extra, d.start_at
-       HAVING bool_or(ah.host_id IS NULL)
-        ORDER BY d.start_at LIMIT ${BATCH}`,
-      [now, this.lead],
-    );
-    return rows;
+  private due(now: Date): Promise<ToPrepare[]> {
+    return reservationsToPrepare(this.dataSource.manager, now, this.lead, BATCH, {
+      join: hostPowerJoin,
+      on: isOnSql,
+    });
   }
 
   private async prepareDue(): Promise<void> {
@@ -124,13 +105,13 @@ export class Provisioning {
    * is touched.
    */
   private async undoStale(): Promise<void> {
-    const { rows } = await sql<{ name: string }>(
+    const stale = await stalePreparedPools(
       this.dataSource.manager,
-      `SELECT a.name FROM aggregates a WHERE a.kind = 'reservation' AND a.metadata ? $3
-          AND NOT ${this.stillDue('a')}`,
-      [this.clock.now(), this.lead, PREPARED_KEY],
+      PREPARED_KEY,
+      this.clock.now(),
+      this.lead,
     );
-    for (const { name } of rows) {
+    for (const name of stale) {
       try {
         await this.undo(name);
       } catch (error) {
@@ -143,30 +124,13 @@ export class Provisioning {
     }
   }
 
-  /** Whether aggregate `a` belongs to a pending reservation within the lead time ($1, $2). */
-  private stillDue(a: string): string {
-    return `EXISTS (SELECT 1 FROM reservations r JOIN leases l ON l.id = r.lease_id
-                     WHERE r.id::text = ${a}.name AND r.status = 'pending'
-                       AND l.start_at <= $1::timestamptz + $2::interval)`;
-  }
-
   private async undo(pool: string): Promise<void> {
     const hosts = await withTransaction(this.dataSource, async (tx) => {
       const now = this.clock.now();
       // Locked and checked again: a start that opened it (metadata replaced) keeps it.
-      const { rows } = await sql(
-        tx,
-        `SELECT a.id FROM aggregates a WHERE a.name = $3 AND a.metadata ? $4
-            AND NOT ${this.stillDue('a')} FOR UPDATE OF a`,
-        [now, this.lead, pool, PREPARED_KEY],
-      );
-      if (rows.length === 0) return null;
+      if (!(await lockStalePreparedPool(tx, pool, PREPARED_KEY, now, this.lead))) return null;
       const ids = await this.pools.hostsIn(tx, pool);
-      const { rows: named } = await sql<{ name: string }>(
-        tx,
-        `SELECT hypervisor_hostname AS name FROM hosts WHERE id = ANY($1::int[]) ORDER BY id`,
-        [ids],
-      );
+      const named = await namedHosts(tx, ids);
       await this.pools.moveHosts(tx, ids, FREEPOOL, now);
       await this.pools.deleteAggregate(tx, pool);
       return named.map((h) => h.name);

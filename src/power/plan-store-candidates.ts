@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
+import { hostJoin } from '../pools/hosts.repository.js';
+import { holdsServersSql, hostPowerJoin } from './power.repository.js';
 
 /** A host the manager may switch now. */
 export interface Candidate {
@@ -28,8 +30,8 @@ const OFF_SECONDS = `(SELECT coalesce(sum(extract(epoch FROM
 
 const SELECT = `SELECT pp.host_id, h.hypervisor_hostname AS name, pp.act, pp.needed_at,
                        coalesce(hp.holds_servers, false) AS holds, ${OFF_SECONDS} AS off_s
-                  FROM power_plan pp JOIN hosts h ON h.id = pp.host_id
-                  LEFT JOIN host_power hp ON hp.host_id = pp.host_id`;
+                  FROM power_plan pp ${hostJoin('h', 'pp.host_id')}
+                  ${hostPowerJoin('hp', 'pp.host_id')}`;
 
 const candidate = (r: { host_id: number; name: string }): Candidate => ({
   hostId: r.host_id,
@@ -54,8 +56,10 @@ export class PlanCandidates {
     const until = new Date(now.getTime() + horizonMs);
     const { rows } = await sql<Row>(
       em,
-      `(${SELECT} WHERE pp.act = 'on' LIMIT ${FEW + 1})
-       UNION ALL (${SELECT} WHERE pp.act = 'off' LIMIT ${FEW + 1})`,
+      // Each kind in its partial index's order, so that the read walks that index however
+      // stale the statistics are (after a fleet-wide change they say most hosts want one).
+      `(${SELECT} WHERE pp.act = 'on' ORDER BY pp.needed_at, pp.host_id LIMIT ${FEW + 1})
+       UNION ALL (${SELECT} WHERE pp.act = 'off' ORDER BY pp.host_id LIMIT ${FEW + 1})`,
       [now, until],
     );
     const ons = rows.filter((r) => r.act === 'on');
@@ -86,7 +90,7 @@ export class PlanCandidates {
     const { rows } = await sql<{ host_id: number; name: string }>(
       em,
       `SELECT pp.host_id, h.hypervisor_hostname AS name
-         FROM power_plan pp JOIN hosts h ON h.id = pp.host_id
+         FROM power_plan pp ${hostJoin('h', 'pp.host_id')}
         WHERE pp.act = 'on' ORDER BY pp.needed_at, pp.host_id LIMIT $1`,
       [limit],
     );
@@ -107,9 +111,9 @@ export class PlanCandidates {
     const { rows: whole } = await sql<{ host_id: number; name: string }>(
       em,
       `SELECT pp.host_id, h.hypervisor_hostname AS name
-         FROM power_plan pp JOIN hosts h ON h.id = pp.host_id
+         FROM power_plan pp ${hostJoin('h', 'pp.host_id')}
         WHERE pp.act = 'off'
-          AND NOT EXISTS (SELECT 1 FROM host_power hp WHERE hp.host_id = pp.host_id AND hp.holds_servers)
+          AND NOT ${holdsServersSql('pp.host_id')}
           AND EXISTS (SELECT 1 FROM power_windows w WHERE w.host_id = pp.host_id
                          AND w.lo <= $1 AND (w.up IS NULL OR w.up >= $2))
         ORDER BY pp.host_id LIMIT $3`,
