@@ -35,12 +35,16 @@ function baseOptions(
  * dropping packets) on idle connections. A session idle in a transaction longer than any
  * outbound call made inside one (each has its own timeout, 10 minutes at most) is ended
  * by the server, which frees the locks of a Climate process frozen mid-transaction.
+ * JIT compilation is off: Climate's statements are short, and a plan costed high on stale
+ * statistics (a fleet-wide change before autovacuum's ANALYZE) spent 0.8 s compiling a
+ * read that runs in milliseconds (docs/power.md).
  */
 function sessionBounds(queryTimeoutMs: number): Record<string, unknown> {
   return {
     Client: boundedClient(queryTimeoutMs + 1000),
     statement_timeout: queryTimeoutMs,
     idle_in_transaction_session_timeout: 15 * 60_000,
+    options: '-c jit=off',
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   };
