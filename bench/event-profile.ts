@@ -25,6 +25,7 @@ import { sql } from '../src/database/sql.js';
 import { processCpuSeconds } from './machine.js';
 import { withAdmin } from './scenario.js';
 import { dbUrl, LENGTH, prepare, STORM } from './storm.js';
+import { printTopStatements } from './storm-meter.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const LEASES = Number(process.env.BENCH_PROFILE_LEASES ?? 100);
@@ -158,26 +159,7 @@ const STATS_FLUSH_MS = 11_000;
 
 async function printServerStats(ds: DataSource, kind: string, per: number): Promise<void> {
   await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
-  const statementRows: { top: boolean; calls: string; ms: number; plan: number; query: string }[] =
-    await ds.query(
-      `SELECT toplevel AS top, calls, total_exec_time AS ms, total_plan_time AS plan, query
-         FROM pg_stat_statements
-        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-        ORDER BY total_exec_time + total_plan_time DESC LIMIT 30`,
-    );
-  const sum = (k: 'ms' | 'plan', top: boolean) =>
-    statementRows.filter((r) => r.top === top).reduce((a, r) => a + r[k], 0) / per;
-  console.log(
-    `\n-- ${kind}: time per event (ms) by statement, exec + plan (top: sent by Node; ` +
-      `all top ${sum('ms', true).toFixed(3)} + ${sum('plan', true).toFixed(3)}, ` +
-      `in triggers ${sum('ms', false).toFixed(3)} + ${sum('plan', false).toFixed(3)})`,
-  );
-  for (const r of statementRows) {
-    const text = r.query.replace(/\s+/g, ' ').slice(0, 150);
-    console.log(
-      `  ${(r.ms / per).toFixed(3)} + ${(r.plan / per).toFixed(3)} ${r.top ? 'top' : 'in '} x${(Number(r.calls) / per).toFixed(1)} ${text}`,
-    );
-  }
+  await printTopStatements((text) => ds.query(text), kind, per, 30);
   const fnRows: { name: string; calls: string; total: number; self: number }[] = await ds.query(
     `SELECT funcname AS name, calls, total_time AS total, self_time AS self
        FROM pg_stat_user_functions ORDER BY total_time DESC`,

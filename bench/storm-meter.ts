@@ -68,23 +68,44 @@ export async function resetStatements(db: Client): Promise<void> {
 /** The phase's costliest statements (BENCH_STORM_PGSS=1): ms per event, planning apart. */
 export async function printStatements(db: Client, label: string, events: number): Promise<void> {
   if (!PGSS) return;
-  const { rows } = await db.query<{
-    top: boolean;
-    calls: string;
-    exec: number;
-    plan: number;
-    query: string;
-  }>(
+  await printTopStatements(
+    (text) => db.query(text).then((r) => r.rows as unknown[]),
+    label,
+    events,
+    25,
+  );
+}
+
+interface StatementRow {
+  top: boolean;
+  calls: string;
+  exec: number;
+  plan: number;
+  query: string;
+}
+
+/**
+ * The database's costliest statements in pg_stat_statements, per event: execution and
+ * planning time apart, those sent by Node (`top`) apart from those run inside triggers.
+ */
+export async function printTopStatements(
+  query: (text: string) => Promise<unknown[]>,
+  label: string,
+  events: number,
+  limit: number,
+): Promise<void> {
+  const rows = (await query(
     `SELECT toplevel AS top, calls, total_exec_time AS exec, total_plan_time AS plan, query
        FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-      ORDER BY total_exec_time + total_plan_time DESC LIMIT 25`,
-  );
+      ORDER BY total_exec_time + total_plan_time DESC LIMIT ${limit}`,
+  )) as StatementRow[];
   const sum = (k: 'exec' | 'plan', top: boolean) =>
     rows.filter((r) => r.top === top).reduce((a, r) => a + r[k], 0) / events;
   console.log(
-    `  ${label}: ms per event, exec + plan (top statements ${sum('exec', true).toFixed(2)} + ` +
-      `${sum('plan', true).toFixed(2)}; of which in triggers ${sum('exec', false).toFixed(2)})`,
+    `  ${label}: ms per event, exec + plan (top statements ${sum('exec', true).toFixed(3)} + ` +
+      `${sum('plan', true).toFixed(3)}; in triggers ${sum('exec', false).toFixed(3)} + ` +
+      `${sum('plan', false).toFixed(3)})`,
   );
   for (const r of rows) {
     const text = r.query.replace(/\s+/g, ' ').slice(0, 120);
