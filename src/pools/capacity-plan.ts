@@ -49,16 +49,14 @@ export async function planByHost(
   const end = `${bind(params, span.end)}::timestamptz`;
   const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
   type Row = { t: Date; total: number; reserved: number; out_of_pool: number };
-  // Past a million rows the planner's estimate starts JIT compilation, which took 0.85 s
-  // of a 2.3 s plan at 100,000 hosts (measured on the query before host_busy) for nothing
-  // the plan gains from it.
-  const { rows } = await em.transaction(async (tx) => {
-    await sql(tx, 'SET LOCAL jit = off');
-    return sql<Row>(
-      tx,
-      // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER
-      // (6.9 ms against 2.5 at 10,000 hosts).
-      `WITH matching AS MATERIALIZED (
+  // Past a million rows the planner's estimate would start JIT compilation (0.85 s of a
+  // 2.3 s plan at 100,000 hosts, measured on the query before host_busy): Climate's
+  // sessions run with JIT off (database/data-source.ts).
+  const { rows } = await sql<Row>(
+    em,
+    // Materialized: inlined, counts ran the pool test (a probe per host) once per FILTER
+    // (6.9 ms against 2.5 at 10,000 hosts).
+    `WITH matching AS MATERIALIZED (
             SELECT (${eligible({ ...q, where: 'true' })}) AS in_pool FROM ${hostsAs('h')} WHERE (${q.where})),
           counts AS (SELECT count(*) FILTER (WHERE in_pool)::int AS total,
                             count(*) FILTER (WHERE NOT in_pool)::int AS out_of_pool FROM matching),
@@ -76,9 +74,8 @@ export async function planByHost(
           steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t)
      SELECT s.t, c.total, (sum(coalesce(d.d, 0)) OVER (ORDER BY s.t))::int AS reserved, c.out_of_pool
        FROM steps s CROSS JOIN counts c LEFT JOIN deltas d ON d.t = s.t ORDER BY s.t`,
-      params,
-    );
-  });
+    params,
+  );
   return rows.map((r) => ({
     start: r.t,
     total: r.total,

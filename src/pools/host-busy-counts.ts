@@ -1,5 +1,4 @@
 import type { EntityManager } from 'typeorm';
-import { withFramedTransaction } from '../database/framed-transaction.js';
 import { sql } from '../database/sql.js';
 import type { HostQuery } from '../requirements/host-query.js';
 import { bind } from './allocation-sql.js';
@@ -102,16 +101,13 @@ const COUNTED = `
      CROSS JOIN LATERAL (SELECT date_bin('1 hour', s.x, ${BUCKET_ORIGIN}) AS h) h)`;
 
 /**
- * Runs one of the statements below with JIT off. The planner cannot tell how few
- * stretches an hour holds, so it costs the statement past jit_above_cost, and the JIT
- * compilation then took 1.5-2 s of a 25 ms plan at 100,000 hosts. Two round trips: SET
- * LOCAL with the BEGIN, the statement with the COMMIT.
+ * Runs one of the statements below, prepared. The planner cannot tell how few stretches an
+ * hour holds, so it costs the statement past jit_above_cost: Climate's sessions run with
+ * JIT off (database/data-source.ts), as its compilation took 1.5-2 s of a 25 ms plan at
+ * 100,000 hosts.
  */
-async function withoutJit<T>(em: EntityManager, text: string, params: unknown[]): Promise<T[]> {
-  return withFramedTransaction(em.connection, async (tx) => {
-    await sql(tx, 'SET LOCAL jit = off', [], { prepare: true });
-    return (await sql<T>(tx, text, params, { prepare: true, commit: true })).rows;
-  });
+async function counted<T>(em: EntityManager, text: string, params: unknown[]): Promise<T[]> {
+  return (await sql<T>(em, text, params, { prepare: true })).rows;
 }
 
 /** In-pool hosts and the others, as the last refresh left them. */
@@ -135,7 +131,7 @@ export async function planFromCounts(
   const end = `${bind(params, span.end)}::timestamptz`;
   const step = `${bind(params, `${stepMs} milliseconds`)}::interval`;
   type Row = { t: Date; total: number; reserved: number; out_of_pool: number };
-  const rows = await withoutJit<Row>(
+  const rows = await counted<Row>(
     em,
     `WITH steps AS (SELECT t FROM generate_series(${start}, ${end} - interval '1 microsecond', ${step}) t),
           points AS (SELECT t AS x FROM steps UNION SELECT ${end}),
@@ -195,7 +191,7 @@ export async function freeAtStarts(
   const n = bind(params, ends - 1);
   const inPool = `JOIN host_busy_hosts p ON p.host_id = a.host_id AND p.in_pool`;
   type Row = { start: Date; free: number; in_pool: number; read: number };
-  const rows = await withoutJit<Row>(
+  const rows = await counted<Row>(
     em,
     `WITH RECURSIVE later(t, n) AS (${distinctEnds('later', inPool, [f, last], n)}),
           candidates AS (SELECT ${f} AS c UNION SELECT t FROM later WHERE t IS NOT NULL),
