@@ -14,7 +14,7 @@ import {
 } from '../compute/compute-driver.js';
 import { adoptedReservations, forgetServerGroup } from '../model/lease-tables.js';
 import { activeSlots } from '../pools/host-usage.js';
-import { poolsByHostName, reservationAggregates } from '../pools/pools.repository.js';
+import { poolsByHostName, reservationAggregates } from '../pools/pools.repository-import.js';
 import { HealingService } from '../events/healing.service.js';
 import { UpkeepModule } from '../events/upkeep.module.js';
 import {

@@ -9,7 +9,11 @@ import { insertPropertyRows } from '../hosts/host-properties.service.js';
 import { insertHostAllocationRows } from '../plugins/physical-host/host-allocations.repository.js';
 import { insertSlotRows } from '../plugins/virtual-instance/slots.repository.js';
 import { bumpHostIds, insertHostRows } from '../pools/hosts.repository.js';
-import { insertReservationPools, insertTopology, joinFreepool } from '../pools/pools.repository.js';
+import {
+  insertReservationPools,
+  insertTopology,
+  joinFreepool,
+} from '../pools/pools.repository-import.js';
 import { FREEPOOL, reservationZone } from '../pools/pool-names.js';
 import { chunks, type HostRow, type LeasePlan, type PropertyRow } from './plan.js';
 
