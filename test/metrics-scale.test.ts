@@ -4,6 +4,7 @@ import { seed } from '../bench/seed.js';
 import { startApp, type TestApp } from './support/app.js';
 import { connect, createTestDatabase, type TestDatabase } from './support/database.js';
 import { hostReservation } from './support/hosts.js';
+import { rowsRead, statsFlushed } from './support/rows-read.js';
 
 jest.setTimeout(180_000);
 
@@ -16,16 +17,6 @@ const sample = (text: string, line: string) =>
       .find((l) => l.startsWith(`${line} `))
       ?.split(' ')[1] ?? NaN,
   );
-
-/** Rows read by scans and index fetches in every table of the database, so far. */
-async function rowsRead(client: Client): Promise<number> {
-  await client.query('SELECT pg_stat_clear_snapshot()');
-  const r = await client.query<{ n: string }>(
-    `SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0) AS n
-       FROM pg_stat_user_tables`,
-  );
-  return Number(r.rows[0].n);
-}
 
 interface Fleet {
   db: TestDatabase;
@@ -48,11 +39,10 @@ async function fleet(hosts: number): Promise<Fleet> {
 /** What three scrapes read, once the app's backends have flushed their statistics. */
 async function scrapeCost(f: Fleet): Promise<number> {
   await f.t.http.get('/metrics').expect(200);
-  // A backend reports its table statistics when idle, at the latest 10 s after.
-  await new Promise((r) => setTimeout(r, 11_500));
+  await statsFlushed();
   const before = await rowsRead(f.client);
   for (let i = 0; i < 3; i++) await f.t.http.get('/metrics').expect(200);
-  await new Promise((r) => setTimeout(r, 11_500));
+  await statsFlushed();
   return (await rowsRead(f.client)) - before;
 }
 

@@ -5,23 +5,11 @@ import { PowerService } from '../src/power/power.service.js';
 import { startApp, type TestApp } from './support/app.js';
 import { connect, createTestDatabase, type TestDatabase } from './support/database.js';
 import { hostReservation } from './support/hosts.js';
+import { rowsRead, statsFlushed } from './support/rows-read.js';
 
 jest.setTimeout(300_000);
 
 const START = new Date('2035-01-01T00:00:00Z');
-
-/** Rows read by scans and index fetches in every table of the database, so far. */
-async function rowsRead(client: Client): Promise<number> {
-  await client.query('SELECT pg_stat_clear_snapshot()');
-  const r = await client.query<{ n: string }>(
-    `SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0) AS n
-       FROM pg_stat_user_tables`,
-  );
-  return Number(r.rows[0].n);
-}
-
-/** A backend reports its table statistics when idle, at the latest 10 s after. */
-const flushed = () => new Promise((r) => setTimeout(r, 11_500));
 
 interface Fleet {
   db: TestDatabase;
@@ -65,11 +53,11 @@ async function fleet(hosts: number): Promise<Fleet> {
 
 /** Runs each phase three times, recording the rows it read. */
 async function phases(f: Fleet, list: (() => Promise<unknown>)[]): Promise<void> {
-  await flushed();
+  await statsFlushed();
   let before = await rowsRead(f.client);
   for (const phase of list) {
     for (let i = 0; i < 3; i++) await phase();
-    await flushed();
+    await statsFlushed();
     const after = await rowsRead(f.client);
     f.reads.push(after - before);
     before = after;

@@ -29,7 +29,13 @@ describe('start storms', () => {
     await db?.drop();
   });
 
-  it('should not make a pool change wait for another open transaction when both change pools', async () => {
+  /**
+   * Connection a changes the pools in an open transaction (and with `bumpNow` makes the
+   * version bump its commit would make, holding it as a commit does); b makes a pool
+   * change of its own meanwhile, which must commit at once (lock_timeout 3 s) and be seen
+   * after its commit; then a commits: one bump per transaction however many rows changed.
+   */
+  async function raceWithOpenPoolChange(aggregate: string, bumpNow: boolean): Promise<void> {
     const a = await connect(db.url);
     const b = await connect(db.url);
     try {
@@ -38,54 +44,34 @@ describe('start storms', () => {
       const before = await version();
       await a.query('BEGIN');
       await a.query(`UPDATE hosts SET updated_at = now()`);
-      // Before the fix, b's statement queued on pool_state behind a until its end.
+      if (bumpNow) await a.query('SET CONSTRAINTS ALL IMMEDIATE');
       await b.query(`SET lock_timeout = '3s'`);
       await b.query('BEGIN');
       await b.query(
-        `INSERT INTO aggregates (name, kind, created_at) VALUES ('storm-b', 'topology', now())`,
+        `INSERT INTO aggregates (name, kind, created_at) VALUES ($1, 'topology', now())`,
+        [aggregate],
       );
       await b.query('COMMIT');
       expect(Number((await b.query(`SELECT version FROM pool_state`)).rows[0].version)).toBe(
         before + 1,
       );
       await a.query('COMMIT');
-      // One bump per transaction however many rows it changed; each seen after its commit.
       expect(await version()).toBe(before + 2);
     } finally {
       await a.query('ROLLBACK').catch(() => undefined);
       await a.end();
       await b.end();
     }
+  }
+
+  it('should not make a pool change wait for another open transaction when both change pools', async () => {
+    // Before the fix, b's statement queued on pool_state behind a until its end.
+    await raceWithOpenPoolChange('storm-b', false);
   });
 
   it('should not make a pool change wait at its commit for another committing pool change', async () => {
-    const a = await connect(db.url);
-    const b = await connect(db.url);
-    try {
-      const version = async () =>
-        Number((await a.query(`SELECT version FROM pool_state`)).rows[0].version);
-      const before = await version();
-      await a.query('BEGIN');
-      await a.query(`UPDATE hosts SET updated_at = now()`);
-      // The bump a's commit makes, made now: a holds it as a commit does until its end.
-      await a.query('SET CONSTRAINTS ALL IMMEDIATE');
-      // With one version row, b's commit queued behind a's.
-      await b.query(`SET lock_timeout = '3s'`);
-      await b.query('BEGIN');
-      await b.query(
-        `INSERT INTO aggregates (name, kind, created_at) VALUES ('storm-c', 'topology', now())`,
-      );
-      await b.query('COMMIT');
-      expect(Number((await b.query(`SELECT version FROM pool_state`)).rows[0].version)).toBe(
-        before + 1,
-      );
-      await a.query('COMMIT');
-      expect(await version()).toBe(before + 2);
-    } finally {
-      await a.query('ROLLBACK').catch(() => undefined);
-      await a.end();
-      await b.end();
-    }
+    // With one version row, b's commit queued behind a's.
+    await raceWithOpenPoolChange('storm-c', true);
   });
 
   it('should answer every create with a lease when 40 creates race for 40 free hosts', async () => {
