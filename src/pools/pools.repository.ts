@@ -32,11 +32,6 @@ export function aggregateNamed(a: string, name: string): string {
   return `JOIN aggregates ${a} ON ${a}.name = ${name}`;
 }
 
-/** SQL: (host_id) of the members of aggregate `a` (an alias of aggregates). */
-export function memberIdsSql(a: string): string {
-  return `SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ${a}.id`;
-}
-
 /** SQL: (host_id) of the members of the aggregate whose id is `id` (SQL). */
 export function membersOfSql(id: string): string {
   return `SELECT host_id FROM aggregate_hosts WHERE aggregate_id = ${id}`;

@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import { withTransaction } from '../database/transaction.js';
 import { Metrics } from '../observability/metrics.js';
 import { errorMessage, within } from '../observability/bounded.js';
+import { tryLockHosts } from '../pools/hosts.repository.js';
 import { PowerReadiness } from '../pools/power-readiness.js';
 import { planHost, type HostPlan, type PowerSettings } from './power-plan.js';
 import { PlanCandidates, type Candidate } from './plan-store-candidates.js';
@@ -92,8 +93,9 @@ export class PowerTransitions {
   async decide(): Promise<Begun[]> {
     const em = this.dataSource.manager;
     const now = this.clock.now();
-    await this.refresh.refresh(now);
+    // With the plan off there is nothing to do once every host is on: no refresh either.
     if (!this.config.power.plan && !(await this.readiness.anyNotOn(em))) return [];
+    await this.refresh.refresh(now);
     const s = powerSettings(this.config);
     const max = this.config.power.maxTransitionsPerMinute;
     const minuteAgo = new Date(now.getTime() - 60_000);
@@ -169,7 +171,7 @@ export class PowerTransitions {
     now: Date,
     s: PowerSettings,
   ): Promise<number[]> {
-    const locked = await this.repo.lockHosts(
+    const locked = await tryLockHosts(
       tx,
       offs.map((c) => c.hostId),
     );

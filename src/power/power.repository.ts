@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { sql } from '../database/sql.js';
 import { HOST_USAGE } from '../pools/host-usage.js';
-import { hostsAs, tryLockHosts } from '../pools/hosts.repository.js';
+import { hostsAs } from '../pools/hosts.repository.js';
 import { poolMembershipJoin } from '../pools/pools.repository-power.js';
 import type { Interval, PowerState } from './power-plan.js';
 
@@ -142,11 +142,6 @@ export class PowerRepository {
       [since],
     );
     return rows[0].n;
-  }
-
-  /** Of `ids`, the hosts this transaction could lock (others are being allocated now). */
-  lockHosts(tx: EntityManager, ids: number[]): Promise<number[]> {
-    return tryLockHosts(tx, ids);
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Placement, SlotHost } from './pick-slots.js';
 import type { Span } from '../../pools/host-usage.js';
 import { hostJoin, hostsAs, lockHosts } from '../../pools/hosts.repository.js';
 import { wholeHostOverlapping } from '../../pools/host-usage.js';
-import { aggregateNamed, memberIdsSql, notShared } from '../../pools/pools.repository.js';
+import { aggregateNamed, membersOfSql, notShared } from '../../pools/pools.repository.js';
 import { reservationsAs } from '../../model/lease-tables.js';
 import type { HostQuery } from '../../requirements/host-query.js';
 
@@ -344,11 +344,11 @@ export class SlotsRepository {
       em,
       `SELECT r.id FROM ${reservationsAs('r')} ${aggregateNamed('ag', 'r.id::text')}
         WHERE r.status = 'active' AND r.resource_type = $1
-          AND EXISTS ((${memberIdsSql('ag')}
+          AND EXISTS ((${membersOfSql('ag.id')}
                        EXCEPT SELECT host_id FROM instance_allocations WHERE reservation_id = r.id)
                       UNION ALL
                       (SELECT host_id FROM instance_allocations WHERE reservation_id = r.id
-                       EXCEPT ${memberIdsSql('ag')}))`,
+                       EXCEPT ${membersOfSql('ag.id')}))`,
       [resourceType],
     );
     return rows.map((r) => r.id);
