@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { POOL_KINDS_SQL } from './pools.repository.js';
 import { sql } from '../database/sql.js';
 import { hostJoin } from './hosts.repository.js';
 
@@ -68,7 +69,7 @@ export async function insertReservationPools(
   // A host is in one pool at a time: out of the freepool into its reservation's.
   await sql(
     tx,
-    `DELETE FROM aggregate_hosts WHERE host_id = ANY($1::int[]) AND kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+    `DELETE FROM aggregate_hosts WHERE host_id = ANY($1::int[]) AND kind IN ${POOL_KINDS_SQL}`,
     [pooled],
   );
   await sql(
@@ -88,7 +89,7 @@ export async function poolsByHostName(
     em,
     `SELECT h.hypervisor_hostname AS host, a.name AS pool
        FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id ${hostJoin('h', 'ah.host_id')}
-      WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+      WHERE ah.kind IN ${POOL_KINDS_SQL}`,
   );
   return rows;
 }

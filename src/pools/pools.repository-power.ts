@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { POOL_KINDS_SQL } from './pools.repository.js';
 import { sql } from '../database/sql.js';
 import { pendingBySql } from '../model/lease-tables-prepare.js';
 
@@ -13,7 +14,7 @@ import { pendingBySql } from '../model/lease-tables-prepare.js';
  */
 export function poolMembershipJoin(ah: string, h: string): string {
   return `LEFT JOIN aggregate_hosts ${ah}
-           ON ${ah}.host_id = ${h}.id AND ${ah}.kind IN ('freepool', 'shared', 'recycle', 'reservation')`;
+           ON ${ah}.host_id = ${h}.id AND ${ah}.kind IN ${POOL_KINDS_SQL}`;
 }
 
 /**

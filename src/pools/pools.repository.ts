@@ -22,6 +22,9 @@ export interface AggregateRow {
   hosts: string[];
 }
 
+/** SQL: the kinds of aggregate that are a host's pool (a host is in one at most). */
+export const POOL_KINDS_SQL = `('freepool', 'shared', 'recycle', 'reservation')`;
+
 /** SQL: host `h` is not in the shared pool. */
 export function notShared(h: string): string {
   return `NOT EXISTS (SELECT 1 FROM aggregate_hosts sp WHERE sp.host_id = ${h}.id AND sp.kind = 'shared')`;
@@ -47,7 +50,7 @@ export function memberIdsNamedSql(name: string): string {
 export function poolNameOfSql(h: string): string {
   return `(SELECT p.name FROM aggregate_hosts ah JOIN aggregates p ON p.id = ah.aggregate_id
             WHERE ah.host_id = ${h}.id
-              AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation') LIMIT 1)`;
+              AND ah.kind IN ${POOL_KINDS_SQL} LIMIT 1)`;
 }
 
 /** SQL: (id, metadata) of the instance reservation's aggregate named `name`. */
@@ -66,8 +69,7 @@ export function memberNamesSql(name: string, kind: AggregateKind): string {
          JOIN aggregates a ON a.id = ah.aggregate_id ${hostJoin('h', 'ah.host_id')}
         WHERE a.name = ${name} AND a.kind = '${kind}'`;
 }
-/** Memberships that are a host's pool: a host has one at most. */
-const POOL_KINDS = `('freepool', 'shared', 'recycle', 'reservation')`;
+
 /** Aggregates that belong to a reservation or a label, which deleteAggregate may delete. */
 const OWN_KINDS = `('reservation', 'instance', 'topology')`;
 
@@ -110,7 +112,7 @@ export class PoolsRepository {
       tx,
       `WITH m AS (SELECT * FROM unnest($1::int[], $2::text[]) AS m(host_id, pool)),
             gone AS (DELETE FROM aggregate_hosts ah USING m
-                      WHERE ah.host_id = m.host_id AND ah.kind IN ${POOL_KINDS} RETURNING ah.host_id)
+                      WHERE ah.host_id = m.host_id AND ah.kind IN ${POOL_KINDS_SQL} RETURNING ah.host_id)
        INSERT INTO aggregate_hosts (aggregate_id, host_id, kind, since)
        SELECT a.id, m.host_id, a.kind, $3 FROM m JOIN aggregates a ON a.name = m.pool
         -- reads gone, so the old memberships are deleted before the new ones are checked
@@ -186,7 +188,7 @@ export class PoolsRepository {
     const { rows } = await sql<{ host_id: number; name: string }>(
       em,
       `SELECT ah.host_id, a.name FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-        WHERE ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+        WHERE ah.kind IN ${POOL_KINDS_SQL}`,
     );
     return new Map(rows.map((r) => [r.host_id, r.name]));
   }
@@ -236,7 +238,7 @@ export class PoolsRepository {
     const { rows } = await sql<{ name: string; kind: AggregateKind }>(
       em,
       `SELECT a.name, a.kind FROM aggregate_hosts ah JOIN aggregates a ON a.id = ah.aggregate_id
-        WHERE ah.host_id = $1 AND ah.kind IN ('freepool', 'shared', 'recycle', 'reservation')`,
+        WHERE ah.host_id = $1 AND ah.kind IN ${POOL_KINDS_SQL}`,
       [hostId],
     );
     return rows[0] ?? null;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { POOL_KINDS_SQL } from '../pools/pools.repository.js';
 import { sql } from '../database/sql.js';
 import { notHeldAt } from '../pools/host-usage.js';
 
@@ -13,8 +14,6 @@ export interface PoolGroup {
   verdict: Verdict;
   names: string[];
 }
-
-const POOL_KINDS = `('freepool', 'shared', 'recycle', 'reservation')`;
 
 /**
  * The verdict of the pool `p` (null: in no pool) for project $1 and hint $2 (text[], empty
@@ -51,12 +50,12 @@ function poolOfName(probe: boolean): string {
   return probe
     ? `LEFT JOIN LATERAL (
          SELECT p.* FROM hosts h
-           JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+           JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS_SQL}
            JOIN aggregates p ON p.id = ah.aggregate_id
           WHERE h.hypervisor_hostname = u.n
           LIMIT 1) p ON true`
     : `LEFT JOIN hosts h ON h.hypervisor_hostname = u.n
-       LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+       LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS_SQL}
        LEFT JOIN aggregates p ON p.id = ah.aggregate_id`;
 }
 
@@ -99,13 +98,13 @@ export const HINTED_SQL = `
 export const UNHINTED_SQL = `
   SELECT CASE
     WHEN (SELECT count(*) FROM hosts)
-         = (SELECT count(*) FROM aggregate_hosts WHERE kind IN ${POOL_KINDS})
+         = (SELECT count(*) FROM aggregate_hosts WHERE kind IN ${POOL_KINDS_SQL})
     THEN (SELECT array_agg(h.hypervisor_hostname ORDER BY h.id)
             FROM aggregate_hosts ah JOIN hosts h ON h.id = ah.host_id
            WHERE ah.kind = 'shared')
     ELSE (SELECT array_agg(h.hypervisor_hostname ORDER BY h.id)
             FROM hosts h
-            LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+            LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS_SQL}
            WHERE ah.kind IS NULL OR ah.kind = 'shared')
     END AS names`;
 
@@ -115,7 +114,7 @@ export const GROUPED_SQL = `
          array_agg(v.name ORDER BY v.id) AS names
     FROM (SELECT h.id, h.hypervisor_hostname AS name, p.name AS pool, ${VERDICT} AS verdict
             FROM hosts h
-            LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS}
+            LEFT JOIN aggregate_hosts ah ON ah.host_id = h.id AND ah.kind IN ${POOL_KINDS_SQL}
             LEFT JOIN aggregates p ON p.id = ah.aggregate_id) v
    GROUP BY 1, 2`;
 
